@@ -1,0 +1,75 @@
+# bpfbox build. Everything comes from Debian packages (see `make deps`).
+SHELL := /bin/bash
+BUILD ?= build
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := x86
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+	  -D_GNU_SOURCE -Iinclude -I$(BUILD) $(shell pkg-config --cflags libcjson 2>/dev/null)
+LDLIBS += -lbpf -lelf -lz -lcjson -lpthread
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
+	      -Wall -Werror -Wno-unused-function
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
+LIB_OBJS := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+KERNELS ?= 6.1 6.12
+
+.PHONY: all deps unit-test vm-test test demo bench clean
+all: $(BUILD)/bpfbox
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/user/%.o: user/%.c $(wildcard include/*.h) $(SKELS) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/bpfbox: $(USER_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+
+$(BUILD):
+	mkdir -p $(BUILD)
+
+deps:
+	tools/install-deps.sh
+
+unit-test: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+vm-test: $(BUILD)/bpfbox
+	@set -e; for k in $(KERNELS); do \
+		echo "== VM tests on Debian kernel $$k"; \
+		tools/vm/run.sh --kernel $$k -- tests/vm/run-all.sh; \
+	done
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit-test
+	$(MAKE) vm-test
+
+demo: deps
+	$(MAKE) all
+	tools/demo.sh
+
+bench: deps
+	$(MAKE) all
+	tools/bench.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages bpfbox needs to build and test, only when missing.
+set -euo pipefail
+pkgs=(make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev zlib1g-dev
+      libcmocka-dev pkg-config jq curl git python3 qemu-system-x86 qemu-utils
+      busybox-static cpio kmod)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
