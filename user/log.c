@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The log itself: destination, filters, stamping and the single write()
+ * per line that keeps concurrent writers of one file from interleaving.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "log.h"
+
+/* How long a full non-blocking destination may stall a writer, in ms. */
+#define LOG_POLL_MS 1000
+
+struct log_rule {
+	char *command;
+	char **lines;
+	size_t n_lines;
+};
+
+struct log {
+	pthread_mutex_t lock; /* seq, counts, sandbox, rules and the write */
+	int fd;
+	bool owns_fd;
+	bool json;
+	enum log_level min_level;
+	char *host;
+	char *sandbox_id;
+	char *command_line;
+	struct log_rule *rules;
+	size_t n_rules;
+	unsigned long long seq;
+	struct log_counts counts;
+};
+
+static const char *const level_names[LOG_LEVELS] = { "debug", "info", "warn", "error" };
+
+const char *log_level_name(enum log_level level)
+{
+	return (unsigned int)level < LOG_LEVELS ? level_names[level] : "error";
+}
+
+int log_level_parse(const char *s, enum log_level *out)
+{
+	if (!s)
+		return -EINVAL;
+	for (int i = 0; i < LOG_LEVELS; i++) {
+		if (!strcasecmp(s, level_names[i])) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	}
+	if (!strcasecmp(s, "warning")) {
+		*out = LOG_WARN;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int log_format_parse(const char *s, enum log_format *out)
+{
+	static const char *const names[] = { "auto", "json", "text" };
+
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcasecmp(s, names[i])) {
+			*out = (enum log_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static char *host_name(void)
+{
+	char buf[256] = "";
+
+	/* A name we cannot read is not worth failing the sandbox over. */
+	if (gethostname(buf, sizeof(buf) - 1) || !buf[0])
+		strcpy(buf, "unknown");
+	return log_utf8_sanitize(buf, sizeof(buf), NULL);
+}
+
+static int open_destination(const struct log_config *cfg, struct log *log)
+{
+	if (cfg->file_path) {
+		log->fd = open(cfg->file_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+			       0600);
+		log->owns_fd = true;
+	} else if (cfg->fd >= 0) {
+		/* Our own close-on-exec copy: never leaks into the sandboxed command. */
+		log->fd = fcntl(cfg->fd, F_DUPFD_CLOEXEC, 3);
+		log->owns_fd = true;
+	} else {
+		log->fd = STDERR_FILENO;
+		log->owns_fd = false;
+	}
+	return log->fd < 0 ? -errno : 0;
+}
+
+int log_open(const struct log_config *cfg, struct log **out)
+{
+	struct log *log;
+	int err;
+
+	if (!cfg || !out || (unsigned int)cfg->min_level >= LOG_LEVELS ||
+	    (unsigned int)cfg->format > LOG_FORMAT_TEXT || cfg->fd < -1 ||
+	    (cfg->file_path && cfg->fd >= 0))
+		return -EINVAL;
+	log = calloc(1, sizeof(*log));
+	if (!log)
+		return -ENOMEM;
+	log->fd = -1;
+	log->min_level = cfg->min_level;
+	err = open_destination(cfg, log);
+	if (err)
+		goto err_free;
+	log->host = host_name();
+	if (!log->host) {
+		err = -ENOMEM;
+		goto err_close;
+	}
+	err = -pthread_mutex_init(&log->lock, NULL);
+	if (err)
+		goto err_close;
+	if (cfg->format == LOG_FORMAT_AUTO)
+		log->json = !isatty(log->fd);
+	else
+		log->json = cfg->format == LOG_FORMAT_JSON;
+	*out = log;
+	return 0;
+
+err_close:
+	if (log->owns_fd)
+		close(log->fd);
+err_free:
+	free(log->host);
+	free(log);
+	return err;
+}
+
+static void free_rules(struct log_rule *rules, size_t n)
+{
+	for (size_t i = 0; rules && i < n; i++) {
+		for (size_t j = 0; j < rules[i].n_lines; j++)
+			free(rules[i].lines[j]);
+		free(rules[i].lines);
+		free(rules[i].command);
+	}
+	free(rules);
+}
+
+void log_close(struct log *log)
+{
+	if (!log)
+		return;
+	if (log->owns_fd)
+		close(log->fd);
+	pthread_mutex_destroy(&log->lock);
+	free_rules(log->rules, log->n_rules);
+	free(log->host);
+	free(log->sandbox_id);
+	free(log->command_line);
+	free(log);
+}
+
+void log_child_after_fork(struct log *log)
+{
+	/* The lock may have been held by a thread that does not exist here. */
+	if (log)
+		pthread_mutex_init(&log->lock, NULL);
+}
+
+int log_fd(const struct log *log)
+{
+	return log ? log->fd : -1;
+}
+
+bool log_is_json(const struct log *log)
+{
+	return log && log->json;
+}
+
+/* strdup() that keeps NULL; *failed is set when a non-NULL copy fails. */
+static char *dup_or_null(const char *s, bool *failed)
+{
+	char *copy;
+
+	if (!s)
+		return NULL;
+	copy = strdup(s);
+	if (!copy)
+		*failed = true;
+	return copy;
+}
+
+void log_set_sandbox(struct log *log, const char *sandbox_id, const char *command_line)
+{
+	bool failed = false;
+	char *id, *cmd;
+
+	if (!log)
+		return;
+	id = dup_or_null(sandbox_id, &failed);
+	cmd = dup_or_null(command_line, &failed);
+	if (failed) {
+		free(id);
+		free(cmd);
+		log_msg(log, LOG_ERROR, "error", "out of memory setting the sandbox identity");
+		return;
+	}
+	pthread_mutex_lock(&log->lock);
+	free(log->sandbox_id);
+	free(log->command_line);
+	log->sandbox_id = id;
+	log->command_line = cmd;
+	pthread_mutex_unlock(&log->lock);
+}
+
+static int copy_rule(const struct log_ignore_rule *src, struct log_rule *dst)
+{
+	bool failed = false;
+
+	dst->command = dup_or_null(src->command ? src->command : "*", &failed);
+	dst->lines = calloc(src->n_lines ? src->n_lines : 1, sizeof(*dst->lines));
+	if (failed || !dst->lines)
+		return -ENOMEM;
+	for (size_t j = 0; j < src->n_lines; j++) {
+		dst->lines[j] = dup_or_null(src->lines[j] ? src->lines[j] : "", &failed);
+		if (failed)
+			return -ENOMEM;
+		dst->n_lines = j + 1;
+	}
+	return 0;
+}
+
+void log_set_ignore(struct log *log, const struct log_ignore_rule *rules, size_t n)
+{
+	struct log_rule *copy = NULL, *old;
+	size_t n_old;
+
+	if (!log)
+		return;
+	if (n) {
+		copy = calloc(n, sizeof(*copy));
+		if (!copy)
+			goto nomem;
+		for (size_t i = 0; i < n; i++) {
+			if (copy_rule(&rules[i], &copy[i])) {
+				free_rules(copy, n);
+				goto nomem;
+			}
+		}
+	}
+	pthread_mutex_lock(&log->lock);
+	old = log->rules;
+	n_old = log->n_rules;
+	log->rules = copy;
+	log->n_rules = n;
+	pthread_mutex_unlock(&log->lock);
+	free_rules(old, n_old);
+	return;
+nomem:
+	log_msg(log, LOG_ERROR, "error", "out of memory setting ignoreViolations; keeping the old rules");
+}
+
+/* Called locked. */
+static bool ignored(const struct log *log, const char *msg, const char *text)
+{
+	const char *cmd = log->command_line ? log->command_line : "";
+
+	for (size_t i = 0; i < log->n_rules; i++) {
+		const struct log_rule *r = &log->rules[i];
+
+		if (strcmp(r->command, "*") && !strstr(cmd, r->command))
+			continue;
+		for (size_t j = 0; j < r->n_lines; j++)
+			if ((msg && strstr(msg, r->lines[j])) || (text && strstr(text, r->lines[j])))
+				return true;
+	}
+	return false;
+}
+
+static void format_time(const struct timespec *ts, char *buf, size_t size)
+{
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&ts->tv_sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%06ldZ", ts->tv_nsec / 1000);
+}
+
+/* Called locked: the fields every line carries. */
+static void stamp(struct log *log, struct log_event *ev)
+{
+	struct timespec now;
+	char when[64];
+
+	if (log_event_has_time(ev)) {
+		now = *log_event_time(ev);
+	} else {
+		clock_gettime(CLOCK_REALTIME, &now);
+	}
+	format_time(&now, when, sizeof(when));
+	log_event_set_str(ev, "@timestamp", when);
+	log_event_set_str(ev, "host.name", log->host);
+	log_event_set_int(ev, "bpfbox.pid", getpid());
+	log_event_set_int(ev, "bpfbox.seq", (long long)++log->seq);
+	if (log->sandbox_id)
+		log_event_set_str(ev, "bpfbox.sandbox.id", log->sandbox_id);
+	if (log->command_line)
+		log_event_set_str(ev, "bpfbox.sandbox.command_line", log->command_line);
+}
+
+/*
+ * One write() for the line; a regular file opened O_APPEND takes it whole
+ * (and a pipe up to PIPE_BUF). Loops only when the kernel wrote part of it.
+ * SIGPIPE is held back so a vanished reader yields -EPIPE instead of
+ * killing the supervisor.
+ */
+static int write_line(int fd, const char *buf, size_t len)
+{
+	sigset_t pipe_set, old, pending;
+	bool was_pending;
+	int err = 0;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	was_pending = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+		} else if (n == 0) {
+			err = -EIO;
+			break;
+		} else if (errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			int r = poll(&p, 1, LOG_POLL_MS);
+
+			if (r == 0 || (r < 0 && errno != EINTR)) {
+				err = r ? -errno : -EAGAIN;
+				break;
+			}
+		} else if (errno != EINTR) {
+			err = -errno;
+			break;
+		}
+	}
+	if (err == -EPIPE && !was_pending) {
+		struct timespec zero = { 0, 0 };
+
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+static char *with_newline(char *body)
+{
+	size_t n = strlen(body);
+	char *line = realloc(body, n + 2);
+
+	if (!line) {
+		free(body);
+		return NULL;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	return line;
+}
+
+/* The JSON or text line with its newline; NULL when out of memory. */
+static char *make_line(struct log *log, struct log_event *ev, const char *text)
+{
+	char *body;
+
+	if (log->json)
+		body = cJSON_PrintUnformatted(log_event_json(ev));
+	else
+		body = text ? strdup(text) : NULL;
+	return body ? with_newline(body) : NULL;
+}
+
+/* Called locked: updates counters, returns true when the event is written. */
+static bool account(struct log *log, struct log_event *ev, const char *text)
+{
+	cJSON *root = log_event_json(ev);
+	cJSON *bb = cJSON_GetObjectItemCaseSensitive(root, "bpfbox");
+	cJSON *lost = cJSON_GetObjectItemCaseSensitive(bb, "lost");
+	enum log_level level = log_event_level(ev);
+	bool violation = log_event_is_violation(ev);
+
+	log->counts.seen[level]++;
+	if (cJSON_IsNumber(lost) && lost->valuedouble > 0)
+		log->counts.lost += (unsigned long long)lost->valuedouble;
+	if (violation) {
+		log->counts.violations++;
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bb, "audit")))
+			log->counts.audited++;
+	}
+	if (level < log->min_level) {
+		log->counts.filtered++;
+		return false;
+	}
+	/* Errors are never hidden, even when marked as violations. */
+	if (violation && level < LOG_ERROR &&
+	    ignored(log, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message")),
+		    text)) {
+		log->counts.ignored++;
+		return false;
+	}
+	return true;
+}
+
+int log_emit(struct log *log, struct log_event *ev)
+{
+	enum log_level level = log_event_level(ev);
+	char *text = NULL, *line = NULL;
+	int err = 0;
+
+	if (!ev)
+		return -ENOMEM;
+	if (!log) {
+		log_event_free(ev);
+		return -EINVAL;
+	}
+	/* Rendered unlocked: needed for ignore rules and the text format. */
+	text = log_text_render(log_event_json(ev), level);
+	pthread_mutex_lock(&log->lock);
+	if (!account(log, ev, text))
+		goto unlock;
+	stamp(log, ev);
+	line = make_line(log, ev, text);
+	err = line ? write_line(log->fd, line, strlen(line)) : -ENOMEM;
+	if (err)
+		log->counts.write_errors++;
+	else
+		log->counts.written[level]++;
+unlock:
+	pthread_mutex_unlock(&log->lock);
+	if (!err)
+		err = log_event_error(ev);
+	free(line);
+	free(text);
+	log_event_free(ev);
+	return err;
+}
+
+void log_msg(struct log *log, enum log_level level, const char *action, const char *fmt, ...)
+{
+	static const char *const actions[LOG_LEVELS] = { "debug", "info", "warning", "error" };
+	struct log_event *ev;
+	char *text = NULL;
+	va_list ap;
+	int n;
+
+	if ((unsigned int)level >= LOG_LEVELS)
+		level = LOG_ERROR;
+	ev = log_event_new(level, "event", "process", level == LOG_ERROR ? "error" : "info",
+			   action ? action : actions[level],
+			   level == LOG_ERROR ? "failure" : "unknown");
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n >= 0) {
+		log_event_message(ev, "%s", text);
+		free(text);
+	}
+	log_emit(log, ev);
+}
+
+unsigned long long log_count(const struct log *log, enum log_level level)
+{
+	struct log_counts c;
+
+	if ((unsigned int)level >= LOG_LEVELS)
+		return 0;
+	log_get_counts(log, &c);
+	return c.seen[level];
+}
+
+void log_get_counts(const struct log *log, struct log_counts *out)
+{
+	pthread_mutex_t *lock;
+
+	memset(out, 0, sizeof(*out));
+	if (!log)
+		return;
+	/* Locking does not change the log as callers see it; hence the cast. */
+	lock = (pthread_mutex_t *)&log->lock;
+	pthread_mutex_lock(lock);
+	*out = log->counts;
+	pthread_mutex_unlock(lock);
+}
