@@ -7,10 +7,11 @@ BPFTOOL ?= bpftool
 ARCH := x86
 
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
 	  -D_GNU_SOURCE -Iinclude -I$(BUILD) $(shell pkg-config --cflags libcjson 2>/dev/null)
 LDLIBS += -lbpf -lelf -lz -lcjson -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
+	      -I/usr/include/$(shell uname -m)-linux-gnu \
 	      -Wall -Werror -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpfbox's kernel side: one set of programs for the whole host. Every hook
+ * first asks whether the current task is in a sandbox (one map lookup) and
+ * only then applies that sandbox's policy from the maps.
+ */
+#include "kernel_types.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "fs_hooks.bpf.h"
+#include "proc_hooks.bpf.h"
+#include "net_progs.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";

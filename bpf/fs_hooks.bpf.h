@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/* LSM hooks for file access: every read and write operation a sandbox can make. */
+#ifndef BPFBOX_FS_HOOKS_BPF_H
+#define BPFBOX_FS_HOOKS_BPF_H
+
+#include "fs_walk.bpf.h"
+
+/*
+ * Kernel-internal work on a task's behalf (overlayfs copy-up and backing
+ * files) runs with overridden credentials; the access that caused it was
+ * already checked on the path the task used.
+ */
+static __always_inline bool creds_overridden(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred);
+}
+
+/* While resolving, the launcher's child opens each rule path: record its identity, open nothing. */
+static __always_inline int resolve_open(__u64 sb_id, struct file *file)
+{
+	struct bb_resolve *slot = bpf_map_lookup_elem(&resolve_slots, &sb_id);
+	struct inode *inode = BPF_CORE_READ(file, f_path.dentry, d_inode);
+
+	if (slot && inode) {
+		slot->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		slot->ino = BPF_CORE_READ(inode, i_ino);
+		slot->mode = BPF_CORE_READ(inode, i_mode);
+		__sync_fetch_and_add(&slot->seq, 1);
+	}
+	return -EPERM;
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(bb_file_open, struct file *file)
+{
+	struct bb_sandbox *sb;
+	struct dentry *d;
+	struct vfsmount *mnt;
+	fmode_t mode;
+	__u64 id;
+	int ret;
+
+	sb = current_sandbox(&id);
+	if (!sb)
+		return 0;
+	if (sb->state == BB_STATE_RESOLVING)
+		return resolve_open(id, file);
+	if (creds_overridden())
+		return 0;
+	d = BPF_CORE_READ(file, f_path.dentry);
+	mnt = BPF_CORE_READ(file, f_path.mnt);
+	mode = BPF_CORE_READ(file, f_mode);
+	if (mode & FMODE_WRITE) {
+		ret = fs_check(sb, id, d, mnt, BB_OP_OPEN_WRITE, WALK_WRITE | ((mode & FMODE_READ) ? WALK_READ : 0));
+		if (ret)
+			return ret;
+	}
+	if (mode & FMODE_EXEC)
+		return fs_check(sb, id, d, mnt, BB_OP_EXEC, WALK_READ);
+	if (mode & FMODE_READ)
+		return fs_check(sb, id, d, mnt, BB_OP_OPEN_READ, WALK_READ);
+	return 0;
+}
+
+/* The shape shared by every "change this name in that directory" hook. */
+#define WRITE_IN_DIR_HOOK(hook, op, ...)                                               \
+	SEC("lsm/" #hook)                                                              \
+	int BPF_PROG(bb_##hook, const struct path *dir, struct dentry *dentry, ##__VA_ARGS__) \
+	{                                                                              \
+		struct bb_sandbox *sb;                                                 \
+		__u64 id;                                                              \
+		sb = current_sandbox(&id);                                             \
+		if (!sb || sb->state != BB_STATE_ENFORCING)                            \
+			return 0;                                                      \
+		return fs_check(sb, id, dentry, BPF_CORE_READ(dir, mnt), op, WALK_WRITE); \
+	}
+
+WRITE_IN_DIR_HOOK(path_unlink, BB_OP_UNLINK)
+WRITE_IN_DIR_HOOK(path_rmdir, BB_OP_RMDIR)
+WRITE_IN_DIR_HOOK(path_mkdir, BB_OP_MKDIR, umode_t mode)
+WRITE_IN_DIR_HOOK(path_symlink, BB_OP_SYMLINK, const char *old_name)
+
+SEC("lsm/path_mknod")
+int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev)
+{
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING)
+		return 0;
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		report_file(sb, id, BB_OP_MKNOD, BB_RULE_DEVICE_NODE, dentry, BPF_CORE_READ(dir, mnt));
+		return refusal(sb, EPERM);
+	}
+	/* Regular files made by open(O_CREAT) come here too. */
+	return fs_check(sb, id, dentry, BPF_CORE_READ(dir, mnt), S_ISREG(mode) ? BB_OP_CREATE : BB_OP_MKNOD,
+			WALK_WRITE);
+}
+
+#define WRITE_PATH_HOOK(hook, op, ...)                                                 \
+	SEC("lsm/" #hook)                                                              \
+	int BPF_PROG(bb_##hook, const struct path *path, ##__VA_ARGS__)                \
+	{                                                                              \
+		struct bb_sandbox *sb;                                                 \
+		__u64 id;                                                              \
+		sb = current_sandbox(&id);                                             \
+		if (!sb || sb->state != BB_STATE_ENFORCING)                            \
+			return 0;                                                      \
+		return fs_check(sb, id, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), op, \
+				WALK_WRITE);                                           \
+	}
+
+WRITE_PATH_HOOK(path_truncate, BB_OP_TRUNCATE)
+WRITE_PATH_HOOK(path_chmod, BB_OP_CHMOD, umode_t mode)
+WRITE_PATH_HOOK(path_chown, BB_OP_CHOWN, __u32 uid, __u32 gid)
+
+/* Names that lead to protected entries may not be renamed to or from. */
+static __always_inline bool mandatory_parent_name(struct dentry *d)
+{
+	struct bb_mandatory *m;
+	__u64 name = (__u64)BPF_CORE_READ(d, d_name.name);
+	__u32 len = BPF_CORE_READ(d, d_name.len);
+	char first = 0;
+	__u64 h;
+
+	bpf_probe_read_kernel(&first, 1, (const void *)name);
+	if (first != '.')
+		return false;
+	h = component_hash(name, len);
+	m = bpf_map_lookup_elem(&mandatory_names, &h);
+	return m && (m->flags & (BB_M_GIT | BB_M_CLAUDE));
+}
+
+/*
+ * Moving or linking must not make an object looser: both ends writable, and
+ * nothing read-denied may reach a readable place.
+ */
+static __always_inline int move_check(struct bb_sandbox *sb, __u64 id, struct dentry *old_dentry,
+				      struct vfsmount *old_mnt, struct dentry *new_dentry,
+				      struct vfsmount *new_mnt, __u32 op)
+{
+	struct walk_result src = {}, dst = {};
+	__u32 rule = 0;
+
+	if (sb->flags & BB_SB_FS_DISABLED)
+		return fs_check(sb, id, new_dentry, new_mnt, op, WALK_WRITE);
+	if (mandatory_parent_name(old_dentry) || mandatory_parent_name(new_dentry)) {
+		rule = BB_RULE_MANDATORY_RENAME;
+		goto deny_src;
+	}
+	fs_walk(id, sb, old_dentry, old_mnt, WALK_READ | WALK_WRITE, &src);
+	if (walk_write_denied(&src, &rule))
+		goto deny_src;
+	fs_walk(id, sb, new_dentry, new_mnt, WALK_READ | WALK_WRITE, &dst);
+	if (walk_write_denied(&dst, &rule))
+		goto deny_dst;
+	if (walk_read_denied(&src, &rule) && !walk_read_denied(&dst, &rule)) {
+		rule = BB_RULE_RENAME_LOOSER;
+		goto deny_dst;
+	}
+	return 0;
+deny_src:
+	report_file(sb, id, op, rule, old_dentry, old_mnt);
+	return refusal(sb, EPERM);
+deny_dst:
+	report_file(sb, id, op, rule, new_dentry, new_mnt);
+	return refusal(sb, EPERM);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(bb_path_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry)
+{
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING)
+		return 0;
+	/* RENAME_EXCHANGE moves both ways; checking both ends as writable covers it. */
+	return move_check(sb, id, old_dentry, BPF_CORE_READ(old_dir, mnt), new_dentry, BPF_CORE_READ(new_dir, mnt),
+			  BB_OP_RENAME);
+}
+
+SEC("lsm/path_link")
+int BPF_PROG(bb_path_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry)
+{
+	struct bb_sandbox *sb;
+	struct vfsmount *mnt;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING)
+		return 0;
+	/* A hard link never crosses a mount, so the source lives on new_dir's mount. */
+	mnt = BPF_CORE_READ(new_dir, mnt);
+	return move_check(sb, id, old_dentry, mnt, new_dentry, mnt, BB_OP_LINK);
+}
+
+/* Hooks that only carry a dentry: the walk stops at that filesystem's root. */
+#define WRITE_DENTRY_HOOK(hook, op)                                                    \
+	SEC("lsm/" #hook)                                                              \
+	int BPF_PROG(bb_##hook, void *idmap, struct dentry *dentry)                    \
+	{                                                                              \
+		struct bb_sandbox *sb;                                                 \
+		__u64 id;                                                              \
+		sb = current_sandbox(&id);                                             \
+		if (!sb || sb->state != BB_STATE_ENFORCING || creds_overridden())     \
+			return 0;                                                      \
+		return fs_check(sb, id, dentry, NULL, op, WALK_WRITE);                 \
+	}
+
+WRITE_DENTRY_HOOK(inode_setxattr, BB_OP_SETXATTR)
+WRITE_DENTRY_HOOK(inode_removexattr, BB_OP_REMOVEXATTR)
+
+/* Timestamps only: size, mode and owner changes have path hooks above. */
+#define SETATTR_TIMES (ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET | ATTR_MTIME_SET)
+
+static __always_inline int setattr_check(struct dentry *dentry, struct iattr *attr)
+{
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING || creds_overridden())
+		return 0;
+	if (!(BPF_CORE_READ(attr, ia_valid) & SETATTR_TIMES) ||
+	    (BPF_CORE_READ(attr, ia_valid) & (ATTR_SIZE | ATTR_MODE | ATTR_UID | ATTR_GID)))
+		return 0;
+	return fs_check(sb, id, dentry, NULL, BB_OP_SETATTR, WALK_WRITE);
+}
+
+/* inode_setattr gained an idmap argument in 6.3; the loader picks the program that fits. */
+SEC("lsm/inode_setattr")
+int BPF_PROG(bb_inode_setattr_old, struct dentry *dentry, struct iattr *attr)
+{
+	return setattr_check(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(bb_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr)
+{
+	return setattr_check(dentry, attr);
+}
+
+#endif

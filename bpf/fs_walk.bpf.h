@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File decisions: one bounded walk up the dentry chain (crossing mounts),
+ * matching each ancestor by (device, inode) and the names below an anchor by
+ * hash. Its cost grows with the path depth, never with the number of rules.
+ * Pointers are read with probe reads because crossing a mount goes through
+ * struct mount, which no hook hands out as a typed pointer.
+ */
+#ifndef BPFBOX_FS_WALK_BPF_H
+#define BPFBOX_FS_WALK_BPF_H
+
+#include "sandbox.bpf.h"
+
+#define WALK_READ 1u
+#define WALK_WRITE 2u
+
+#define SPECIAL_NONE 0
+#define SPECIAL_NOT_A_PATH 1 /* pipes, sockets, anonymous inodes */
+#define SPECIAL_PROTECTED 2 /* cgroupfs, bpffs, securityfs, debugfs, tracefs */
+
+struct walk_result {
+	__u32 read_rule;
+	__u32 write_deny_rule;
+	__u32 write_allow_rule;
+	__u32 mandatory_rule;
+	__u8 read_decided;
+	__u8 read_allowed;
+	__u8 write_denied;
+	__u8 write_allowed;
+	__u8 mandatory;
+	__u8 too_deep;
+	__u8 special;
+	__u8 pad;
+};
+
+struct walk_names {
+	__u64 name[BB_NAME_CHAIN]; /* name[0] is the child of the node being visited */
+	__u32 len[BB_NAME_CHAIN];
+	__u32 below; /* components seen below the node being visited */
+};
+
+static __always_inline __u64 component_hash(__u64 name, __u32 len)
+{
+	__u64 words[BB_NAME_HASHED / 8] = {};
+	__u32 n = len;
+
+	if (n > BB_NAME_HASHED)
+		n = BB_NAME_HASHED;
+	bpf_probe_read_kernel(words, n, (const void *)name);
+	return bb_name_hash_words(words, len);
+}
+
+static __always_inline void apply_rule(const struct bb_rule *rule, __u32 mask, struct walk_result *r)
+{
+	if ((mask & WALK_READ) && !r->read_decided && (rule->flags & (BB_R_DENY_READ | BB_R_ALLOW_READ))) {
+		/* The deepest rule decides; at one node allowRead wins (srt). */
+		r->read_decided = 1;
+		r->read_allowed = !!(rule->flags & BB_R_ALLOW_READ);
+		r->read_rule = rule->read_rule;
+	}
+	if (!(mask & WALK_WRITE))
+		return;
+	if ((rule->flags & BB_R_DENY_WRITE) && !r->write_denied) {
+		r->write_denied = 1;
+		r->write_deny_rule = rule->write_rule;
+	}
+	if ((rule->flags & BB_R_ALLOW_WRITE) && !r->write_allowed) {
+		r->write_allowed = 1;
+		r->write_allow_rule = rule->write_rule;
+	}
+}
+
+/* Rules on names that did not exist at launch, hanging below an existing anchor. */
+static __always_inline void check_anchor(__u64 sb_id, const struct bb_inode_key *anchor,
+					 const struct walk_names *wn, __u32 mask, struct walk_result *r)
+{
+	struct bb_name_key key = { .sandbox = sb_id, .ino = anchor->ino, .dev = anchor->dev };
+	__u64 chain[BB_NAME_CHAIN] = {};
+	__u64 h = 0;
+	struct bb_rule *rule;
+	int j;
+
+	for (j = 0; j < BB_NAME_CHAIN; j++) {
+		if (j >= wn->below)
+			break;
+		h = bb_chain_hash(h, component_hash(wn->name[j], wn->len[j]));
+		chain[j] = h;
+	}
+	/* Deepest first, so the most specific read rule decides. */
+	for (j = BB_NAME_CHAIN - 1; j >= 0; j--) {
+		if (j >= wn->below)
+			continue;
+		key.depth = j + 1;
+		key.hash = chain[j];
+		rule = bpf_map_lookup_elem(&name_rules, &key);
+		if (rule)
+			apply_rule(rule, mask, r);
+	}
+}
+
+static __always_inline void mandatory_hit(struct walk_result *r, __u32 rule)
+{
+	if (!r->mandatory) {
+		r->mandatory = 1;
+		r->mandatory_rule = rule;
+	}
+}
+
+/* The mandatory deny set, matched by name at any depth. */
+static __always_inline void check_mandatory(const struct bb_sandbox *sb, __u64 name, __u32 len,
+					    struct inode *inode, const struct walk_names *wn,
+					    struct walk_result *r)
+{
+	struct bb_mandatory *m, *child;
+	char first = 0;
+	__u64 h;
+
+	bpf_probe_read_kernel(&first, 1, (const void *)name);
+	if (first != '.')
+		return;
+	h = component_hash(name, len);
+	m = bpf_map_lookup_elem(&mandatory_names, &h);
+	if (!m)
+		return;
+	if (m->flags & BB_M_PROTECT)
+		mandatory_hit(r, m->rule);
+	if (!(m->flags & (BB_M_GIT | BB_M_CLAUDE)))
+		return;
+	if (wn->below == 0) {
+		/* A .git file is a worktree pointer: protect the file itself. */
+		if ((m->flags & BB_M_GIT) && inode && S_ISREG(BPF_CORE_READ(inode, i_mode)))
+			mandatory_hit(r, BB_RULE_MANDATORY_GIT_FILE);
+		return;
+	}
+	h = component_hash(wn->name[0], wn->len[0]);
+	child = bpf_map_lookup_elem(&mandatory_names, &h);
+	if (!child)
+		return;
+	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_HOOKS))
+		mandatory_hit(r, BB_RULE_MANDATORY_GIT_HOOKS);
+	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_CONFIG) &&
+	    !(sb->flags & BB_SB_ALLOW_GIT_CONFIG))
+		mandatory_hit(r, BB_RULE_MANDATORY_GIT_CONFIG);
+	if ((m->flags & BB_M_CLAUDE) && (child->flags & BB_M_CHILD_AGENT_DIR))
+		mandatory_hit(r, BB_RULE_MANDATORY_CLAUDE);
+}
+
+static __always_inline struct mount *real_mount(struct vfsmount *vmnt)
+{
+	return (struct mount *)((void *)vmnt - bpf_core_field_offset(struct mount, mnt));
+}
+
+static __always_inline int special_fs(struct dentry *d)
+{
+	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
+
+	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC)
+		return SPECIAL_NOT_A_PATH;
+	if (magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC || magic == BPF_FS_MAGIC ||
+	    magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC || magic == TRACEFS_MAGIC)
+		return SPECIAL_PROTECTED;
+	return SPECIAL_NONE;
+}
+
+/*
+ * Walks from d (and its mount, when the hook has one) to the root. Without a
+ * mount the walk stops at the root of d's filesystem: rules above that mount
+ * point are then not seen, which can only deny (write is allow-only).
+ */
+static __always_inline void fs_walk(__u64 sb_id, const struct bb_sandbox *sb, struct dentry *d,
+				    struct vfsmount *vmnt, __u32 mask, struct walk_result *r)
+{
+	struct bb_inode_key key = { .sandbox = sb_id };
+	struct walk_names wn = {};
+	struct mount *mnt = NULL;
+	struct dentry *mnt_root = NULL, *parent;
+	struct inode *inode;
+	struct bb_rule *rule;
+	__u64 name;
+	__u32 len;
+	int i;
+
+	r->special = special_fs(d);
+	if (r->special == SPECIAL_NOT_A_PATH)
+		return;
+	if (vmnt) {
+		mnt = real_mount(vmnt);
+		mnt_root = BPF_CORE_READ(vmnt, mnt_root);
+	}
+	for (i = 0; i < BB_MAX_DEPTH; i++) {
+		inode = BPF_CORE_READ(d, d_inode);
+		if (inode) {
+			key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+			key.ino = BPF_CORE_READ(inode, i_ino);
+			rule = bpf_map_lookup_elem(&inode_rules, &key);
+			if (rule) {
+				if ((rule->flags & BB_R_ANCHOR) && wn.below)
+					check_anchor(sb_id, &key, &wn, mask, r);
+				apply_rule(rule, mask, r);
+			}
+		}
+		if (mnt && d == mnt_root) {
+			/* The mount's root stands for its mount point: cross without a name. */
+			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+			if (up == mnt)
+				return;
+			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = up;
+			mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
+			continue;
+		}
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d)
+			return;
+		name = (__u64)BPF_CORE_READ(d, d_name.name);
+		len = BPF_CORE_READ(d, d_name.len);
+		if (mask & WALK_WRITE)
+			check_mandatory(sb, name, len, inode, &wn, r);
+		wn.name[3] = wn.name[2];
+		wn.len[3] = wn.len[2];
+		wn.name[2] = wn.name[1];
+		wn.len[2] = wn.len[1];
+		wn.name[1] = wn.name[0];
+		wn.len[1] = wn.len[0];
+		wn.name[0] = name;
+		wn.len[0] = len;
+		wn.below++;
+		d = parent;
+	}
+	r->too_deep = 1;
+}
+
+static __always_inline bool walk_read_denied(const struct walk_result *r, __u32 *rule)
+{
+	if (r->special == SPECIAL_NOT_A_PATH)
+		return false;
+	if (r->too_deep) {
+		*rule = BB_RULE_TOO_DEEP;
+		return true;
+	}
+	if (r->read_decided && !r->read_allowed) {
+		*rule = r->read_rule;
+		return true;
+	}
+	return false;
+}
+
+static __always_inline bool walk_write_denied(const struct walk_result *r, __u32 *rule)
+{
+	if (r->special == SPECIAL_NOT_A_PATH)
+		return false;
+	if (r->special == SPECIAL_PROTECTED) {
+		*rule = BB_RULE_PROTECTED_FS;
+		return true;
+	}
+	if (r->too_deep) {
+		*rule = BB_RULE_TOO_DEEP;
+		return true;
+	}
+	if (r->mandatory) {
+		*rule = r->mandatory_rule;
+		return true;
+	}
+	if (r->write_denied) {
+		*rule = r->write_deny_rule;
+		return true;
+	}
+	if (r->write_allowed)
+		return false;
+	*rule = BB_RULE_DEFAULT_WRITE;
+	return true;
+}
+
+/* Builds the path of d for an event, backwards into per-CPU scratch. Denials only. */
+static __always_inline void event_set_path(struct bb_event *ev, struct dentry *d, struct vfsmount *vmnt)
+{
+	struct mount *mnt = NULL;
+	struct dentry *mnt_root = NULL, *parent;
+	struct path_scratch *s;
+	__u32 zero = 0, pos = BB_EVENT_PATH - 1, len, n;
+	const unsigned char *name;
+	int i;
+
+	s = bpf_map_lookup_elem(&path_scratch_map, &zero);
+	if (!s)
+		return;
+	if (vmnt) {
+		mnt = real_mount(vmnt);
+		mnt_root = BPF_CORE_READ(vmnt, mnt_root);
+	}
+	for (i = 0; i < BB_MAX_DEPTH; i++) {
+		if (mnt && d == mnt_root) {
+			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+			if (up == mnt)
+				break;
+			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = up;
+			mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
+			continue;
+		}
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d)
+			break;
+		name = BPF_CORE_READ(d, d_name.name);
+		len = BPF_CORE_READ(d, d_name.len);
+		if (len > 255)
+			len = 255;
+		if (pos > BB_EVENT_PATH - 1 || len + 1 > pos) {
+			ev->flags |= BB_EVF_PATH_TRUNCATED;
+			break;
+		}
+		/* Masks keep the verifier's bounds; the checks above keep the values exact. */
+		pos = (pos - len) & (BB_EVENT_PATH - 1);
+		bpf_probe_read_kernel(&s->buf[pos], len, name);
+		pos = (pos - 1) & (BB_EVENT_PATH - 1);
+		s->buf[pos] = '/';
+		d = parent;
+	}
+	if (i == BB_MAX_DEPTH)
+		ev->flags |= BB_EVF_PATH_TRUNCATED;
+	if (pos >= BB_EVENT_PATH - 1) {
+		ev->path[0] = '/';
+		ev->path[1] = 0;
+		ev->path_len = 1;
+		return;
+	}
+	n = BB_EVENT_PATH - 1 - pos;
+	if (n > BB_EVENT_PATH - 1)
+		return;
+	bpf_probe_read_kernel(ev->path, n, &s->buf[pos]);
+	ev->path[n & (BB_EVENT_PATH - 1)] = 0;
+	ev->path_len = n;
+}
+
+/* Sends a file refusal event unless an identical one went out within the window. */
+static __always_inline void report_file(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule,
+					struct dentry *d, struct vfsmount *vmnt)
+{
+	struct bb_event *ev;
+	__u32 count;
+
+	if (!rate_limit_pass(sb_id, op, rule, (__u64)d, &count))
+		return;
+	ev = event_reserve(sb, sb_id);
+	if (!ev)
+		return;
+	event_fill_task(ev, sb_id, BB_EV_FILE, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
+	event_set_path(ev, d, vmnt);
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Decides one access to d; returns 0 or the refusal. */
+static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+				    struct vfsmount *vmnt, __u32 op, __u32 mask)
+{
+	struct walk_result r = {};
+	__u32 rule = 0;
+
+	if (sb->flags & BB_SB_FS_DISABLED) {
+		/* srt's "disabled" drops the policy, not bpfbox's self-protection. */
+		if ((mask & WALK_WRITE) && special_fs(d) == SPECIAL_PROTECTED) {
+			rule = BB_RULE_PROTECTED_FS;
+			goto deny;
+		}
+		return 0;
+	}
+	fs_walk(sb_id, sb, d, vmnt, mask, &r);
+	if ((mask & WALK_WRITE) && walk_write_denied(&r, &rule))
+		goto deny;
+	if ((mask & WALK_READ) && walk_read_denied(&r, &rule))
+		goto deny;
+	return 0;
+deny:
+	report_file(sb, sb_id, op, rule, d, vmnt);
+	return refusal(sb, EPERM);
+}
+
+#endif

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Maps shared by every bpfbox program. They are pinned by name under the
+ * bpffs directory of this build, so every launcher on the host uses one set.
+ */
+#ifndef BPFBOX_MAPS_BPF_H
+#define BPFBOX_MAPS_BPF_H
+
+#include "bpfbox.h"
+
+/* Sandboxes by cgroup id: the first, and for outsiders the only, lookup of every hook. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct bb_sandbox);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sandboxes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_RULES);
+	__type(key, struct bb_inode_key);
+	__type(value, struct bb_rule);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inode_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_RULES);
+	__type(key, struct bb_name_key);
+	__type(value, struct bb_rule);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} name_rules SEC(".maps");
+
+/* Mandatory deny names, host-wide; which apply depends on sandbox flags. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, struct bb_mandatory);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} mandatory_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct bb_resolve);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} resolve_slots SEC(".maps");
+
+/* Each sandbox has a ring buffer of its own, so launchers never read each other's events. */
+struct sandbox_ringbuf {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, BB_MAX_SANDBOXES);
+	__type(key, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct sandbox_ringbuf);
+} sandbox_events SEC(".maps");
+
+struct bb_rate_key {
+	__u64 sandbox;
+	__u64 object; /* inode number, address or target pid */
+	__u32 op;
+	__u32 rule;
+};
+
+struct bb_rate {
+	__u64 last_ns;
+	__u64 pending; /* refusals folded since the last event */
+};
+
+/* Not LRU: an evicted entry would lose its pending count; when full, every refusal is sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct bb_rate_key);
+	__type(value, struct bb_rate);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rate_limit SEC(".maps");
+
+struct bb_port_key {
+	__u64 sandbox;
+	__u32 port;
+	__u32 proto;
+};
+
+/* Loopback ports a sandbox bound itself (allowLocalBinding): it may connect to them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct bb_port_key);
+	__type(value, __u8);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bound_ports SEC(".maps");
+
+/* Per-CPU scratch for building an event's path backwards. */
+struct path_scratch {
+	char buf[2 * BB_EVENT_PATH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_scratch);
+} path_scratch_map SEC(".maps");
+
+#endif

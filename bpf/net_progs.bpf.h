@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Network: cgroup sock_addr programs on each sandbox cgroup let nothing out
+ * but the sandbox's own proxy on loopback; LSM hooks restrict socket families,
+ * listening and Unix-socket peers.
+ */
+#ifndef BPFBOX_NET_PROGS_BPF_H
+#define BPFBOX_NET_PROGS_BPF_H
+
+#include <bpf/bpf_endian.h>
+#include "sandbox.bpf.h"
+
+#define LOOPBACK4 0x7f000001u
+#define CGROUP_ALLOW 1
+#define CGROUP_DENY 0
+
+static __always_inline bool loopback4(__u32 ip)
+{
+	return (ip >> 24) == 127;
+}
+
+static __always_inline bool port_bound_by_sandbox(__u64 sb_id, __u32 port, __u32 proto)
+{
+	struct bb_port_key key = { .sandbox = sb_id, .port = port, .proto = proto };
+
+	return bpf_map_lookup_elem(&bound_ports, &key) != NULL;
+}
+
+static __always_inline void report_net(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule, __u32 family,
+				       const __u32 *addr, __u32 port, __u32 proto)
+{
+	struct bb_event *ev;
+	__u32 count;
+	__u64 object = ((__u64)addr[0] << 32) ^ addr[3] ^ ((__u64)port << 16) ^ family;
+
+	if (!rate_limit_pass(sb_id, op, rule, object, &count))
+		return;
+	ev = event_reserve(sb, sb_id);
+	if (!ev)
+		return;
+	event_fill_task(ev, sb_id, BB_EV_NET, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
+	ev->family = family;
+	ev->port = port;
+	ev->proto = proto;
+	__builtin_memcpy(ev->addr, addr, 16);
+	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline int net_refuse(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule, __u32 family,
+				      const __u32 *addr, __u32 port, __u32 proto)
+{
+	report_net(sb, sb_id, op, rule, family, addr, port, proto);
+	__sync_fetch_and_add(&sb->denied, 1);
+	return (sb->flags & BB_SB_AUDIT) ? CGROUP_ALLOW : CGROUP_DENY;
+}
+
+/* An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is treated as the IPv4 address. */
+static __always_inline bool v4_mapped(const __u32 *ip6)
+{
+	return ip6[0] == 0 && ip6[1] == 0 && ip6[2] == bpf_htonl(0xffff);
+}
+
+static __always_inline bool v6_loopback(const __u32 *ip6)
+{
+	return ip6[0] == 0 && ip6[1] == 0 && ip6[2] == 0 && ip6[3] == bpf_htonl(1);
+}
+
+/* Where may this sandbox send to? Only its proxy, or loopback ports it bound itself. */
+static __always_inline bool destination_allowed(struct bb_sandbox *sb, __u64 sb_id, __u32 ip4, bool is_v4,
+						bool v6_lo, __u32 port, __u32 type, __u32 proto)
+{
+	if (is_v4 && ip4 == LOOPBACK4 && sb->proxy_port && port == sb->proxy_port && type == SOCK_STREAM)
+		return true;
+	if ((sb->flags & BB_SB_ALLOW_LOCAL_BIND) && ((is_v4 && loopback4(ip4)) || v6_lo) &&
+	    port_bound_by_sandbox(sb_id, port, proto))
+		return true;
+	return false;
+}
+
+static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
+{
+	__u32 addr[4] = {}, ip4 = bpf_ntohl(ctx->user_ip4), port = bpf_ntohs(ctx->user_port);
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb)
+		return CGROUP_DENY; /* only sandbox cgroups carry this program: fail closed */
+	if (destination_allowed(sb, id, ip4, true, false, port, ctx->type, ctx->protocol))
+		return CGROUP_ALLOW;
+	addr[0] = ctx->user_ip4;
+	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, ctx->protocol);
+}
+
+static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
+{
+	__u32 ip6[4], port = bpf_ntohs(ctx->user_port);
+	struct bb_sandbox *sb;
+	bool mapped;
+	__u64 id;
+
+	ip6[0] = ctx->user_ip6[0];
+	ip6[1] = ctx->user_ip6[1];
+	ip6[2] = ctx->user_ip6[2];
+	ip6[3] = ctx->user_ip6[3];
+	sb = current_sandbox(&id);
+	if (!sb)
+		return CGROUP_DENY;
+	mapped = v4_mapped(ip6);
+	if (destination_allowed(sb, id, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6), port, ctx->type,
+				ctx->protocol))
+		return CGROUP_ALLOW;
+	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, ctx->protocol);
+}
+
+SEC("cgroup/connect4")
+int bb_connect4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr4(ctx, BB_OP_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int bb_connect6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr6(ctx, BB_OP_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int bb_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr4(ctx, BB_OP_SENDMSG);
+}
+
+SEC("cgroup/sendmsg6")
+int bb_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr6(ctx, BB_OP_SENDMSG);
+}
+
+/* Binding: port 0 (a client's ephemeral port) always; a fixed port only on loopback with allowLocalBinding. */
+static __always_inline int bind_check(struct bb_sandbox *sb, __u64 id, bool loopback, __u32 family,
+				      const __u32 *addr, __u32 port, __u32 proto)
+{
+	if (port == 0 || (loopback && (sb->flags & BB_SB_ALLOW_LOCAL_BIND)))
+		return CGROUP_ALLOW;
+	return net_refuse(sb, id, BB_OP_BIND, BB_RULE_BIND, family, addr, port, proto);
+}
+
+SEC("cgroup/bind4")
+int bb_bind4(struct bpf_sock_addr *ctx)
+{
+	__u32 addr[4] = { ctx->user_ip4 };
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb)
+		return CGROUP_DENY;
+	return bind_check(sb, id, loopback4(bpf_ntohl(ctx->user_ip4)), AF_INET, addr, bpf_ntohs(ctx->user_port),
+			  ctx->protocol);
+}
+
+SEC("cgroup/bind6")
+int bb_bind6(struct bpf_sock_addr *ctx)
+{
+	__u32 ip6[4];
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	ip6[0] = ctx->user_ip6[0];
+	ip6[1] = ctx->user_ip6[1];
+	ip6[2] = ctx->user_ip6[2];
+	ip6[3] = ctx->user_ip6[3];
+	sb = current_sandbox(&id);
+	if (!sb)
+		return CGROUP_DENY;
+	return bind_check(sb, id, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))), AF_INET6,
+			  ip6, bpf_ntohs(ctx->user_port), ctx->protocol);
+}
+
+/* Remember the ports a sandbox really bound, so it may connect to its own servers. */
+static __always_inline int remember_port(struct bpf_sock *sk, bool loopback)
+{
+	struct bb_port_key key = {};
+	struct bb_sandbox *sb;
+	__u8 one = 1;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb)
+		return CGROUP_DENY;
+	if (loopback && (sb->flags & BB_SB_ALLOW_LOCAL_BIND)) {
+		key.sandbox = id;
+		key.port = sk->src_port;
+		key.proto = sk->protocol;
+		bpf_map_update_elem(&bound_ports, &key, &one, BPF_ANY);
+	}
+	return CGROUP_ALLOW;
+}
+
+SEC("cgroup/post_bind4")
+int bb_post_bind4(struct bpf_sock *sk)
+{
+	return remember_port(sk, loopback4(bpf_ntohl(sk->src_ip4)));
+}
+
+SEC("cgroup/post_bind6")
+int bb_post_bind6(struct bpf_sock *sk)
+{
+	__u32 ip6[4];
+
+	ip6[0] = sk->src_ip6[0];
+	ip6[1] = sk->src_ip6[1];
+	ip6[2] = sk->src_ip6[2];
+	ip6[3] = sk->src_ip6[3];
+	return remember_port(sk, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))));
+}
+
+#define AF_PACKET_ 17
+
+/* Families a sandbox may open: Unix, netlink, and TCP/UDP (no raw or packet sockets). */
+SEC("lsm/socket_create")
+int BPF_PROG(bb_socket_create, int family, int type, int protocol, int kern)
+{
+	__u32 addr[4] = {};
+	struct bb_sandbox *sb;
+	__u64 id;
+	int base = type & 0xf;
+
+	if (kern)
+		return 0;
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING)
+		return 0;
+	if (family == AF_UNIX || family == AF_NETLINK)
+		return 0;
+	if ((family == AF_INET || family == AF_INET6) && (base == SOCK_STREAM || base == SOCK_DGRAM))
+		return 0;
+	report_net(sb, id, BB_OP_SOCKET, BB_RULE_NET_FAMILY, family, addr, base, protocol);
+	return refusal(sb, EPERM);
+}
+
+SEC("lsm/socket_listen")
+int BPF_PROG(bb_socket_listen, struct socket *sock, int backlog)
+{
+	__u32 addr[4] = {};
+	struct bb_sandbox *sb;
+	unsigned short family;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING || (sb->flags & BB_SB_ALLOW_LOCAL_BIND))
+		return 0;
+	family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	report_net(sb, id, BB_OP_BIND, BB_RULE_BIND, family, addr, 0, 6);
+	return refusal(sb, EPERM);
+}
+
+/* Unix sockets: decided on the peer, by the identity of the socket file it is bound to. */
+static __always_inline int unix_peer_check(struct sock *other, __u32 op)
+{
+	struct unix_sock *peer = (struct unix_sock *)other;
+	struct bb_inode_key key = {};
+	struct unix_address *ua;
+	struct bb_sandbox *sb;
+	struct bb_event *ev;
+	struct inode *inode;
+	struct bb_rule *rule;
+	__u32 rule_id = BB_RULE_UNIX_DEFAULT, count;
+	char first = 0;
+	void *sun_path;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING || (sb->flags & BB_SB_ALLOW_ALL_UNIX))
+		return 0;
+	ua = BPF_CORE_READ(peer, addr);
+	if (!ua)
+		return 0; /* an unnamed peer: a socketpair the sandbox already holds */
+	sun_path = (void *)ua + bpf_core_field_offset(struct unix_address, name) + 2;
+	bpf_probe_read_kernel(&first, 1, sun_path);
+	if (!first) {
+		rule_id = BB_RULE_UNIX_ABSTRACT;
+	} else {
+		inode = BPF_CORE_READ(peer, path.dentry, d_inode);
+		if (inode) {
+			key.sandbox = id;
+			key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+			key.ino = BPF_CORE_READ(inode, i_ino);
+			rule = bpf_map_lookup_elem(&inode_rules, &key);
+			if (rule && (rule->flags & BB_R_UNIX_ALLOW))
+				return 0;
+		}
+	}
+	if (rate_limit_pass(id, op, rule_id, (__u64)other, &count)) {
+		ev = event_reserve(sb, id);
+		if (ev) {
+			event_fill_task(ev, id, BB_EV_UNIX, op, rule_id, EPERM, count, sb->flags & BB_SB_AUDIT);
+			ev->family = AF_UNIX;
+			if (first) {
+				bpf_probe_read_kernel_str(ev->path, 108, sun_path);
+			} else {
+				/* Abstract names start with NUL: shown with a leading '@'. */
+				ev->path[0] = '@';
+				bpf_probe_read_kernel(&ev->path[1], 107, sun_path + 1);
+				ev->path[108] = 0;
+			}
+			bpf_ringbuf_submit(ev, 0);
+		}
+	}
+	return refusal(sb, EPERM);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(bb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
+{
+	return unix_peer_check(other, BB_OP_UNIX_CONNECT);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(bb_unix_may_send, struct socket *sock, struct socket *other)
+{
+	return unix_peer_check(BPF_CORE_READ(other, sk), BB_OP_UNIX_SEND);
+}
+
+#endif

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Types shared by the BPF programs and user space: map keys and values,
+ * the kernel event record, and the component-name hash both sides compute.
+ */
+#ifndef BPFBOX_SHARED_H
+#define BPFBOX_SHARED_H
+
+#ifdef __bpf__
+typedef __u8 bb_u8;
+typedef __u16 bb_u16;
+typedef __u32 bb_u32;
+typedef __u64 bb_u64;
+typedef __s32 bb_s32;
+#else
+#include <stdint.h>
+typedef uint8_t bb_u8;
+typedef uint16_t bb_u16;
+typedef uint32_t bb_u32;
+typedef uint64_t bb_u64;
+typedef int32_t bb_s32;
+#endif
+
+/* Bounds of the dentry walk; deeper paths are denied (fail closed). */
+#define BB_MAX_DEPTH 48
+/* A rule whose path did not exist at launch may name at most this many missing components. */
+#define BB_NAME_CHAIN 4
+/* Bytes of a component that feed its hash (names sharing them and their length collide). */
+#define BB_NAME_HASHED 64
+/* Path bytes carried in an event. */
+#define BB_EVENT_PATH 1024
+
+#define BB_MAX_SANDBOXES 1024
+#define BB_MAX_RULES 65536
+
+/* Sandbox flags (struct bb_sandbox.flags). */
+#define BB_SB_AUDIT (1u << 0)
+#define BB_SB_ALLOW_GIT_CONFIG (1u << 1)
+#define BB_SB_FS_DISABLED (1u << 2)
+#define BB_SB_ALLOW_ALL_UNIX (1u << 3)
+#define BB_SB_ALLOW_LOCAL_BIND (1u << 4)
+#define BB_SB_ALLOW_USERNS (1u << 5)
+
+/* Sandbox states: the launcher resolves rule paths in the kernel before enforcing. */
+#define BB_STATE_RESOLVING 1
+#define BB_STATE_ENFORCING 2
+
+struct bb_sandbox {
+	bb_u64 id; /* cgroup id of the sandbox */
+	bb_u32 flags;
+	bb_u32 state;
+	bb_u32 proxy_port; /* host byte order; 0 = no proxy */
+	bb_u32 pad;
+	bb_u64 lost; /* events dropped because the ring buffer was full */
+	bb_u64 denied; /* refusals counted in the kernel */
+};
+
+/* Result of the in-kernel path resolution, one slot per sandbox. */
+struct bb_resolve {
+	bb_u64 seq;
+	bb_u64 ino;
+	bb_u32 dev;
+	bb_u32 mode;
+};
+
+/* Rule flags on an inode or a missing name below an anchor inode. */
+#define BB_R_DENY_READ (1u << 0)
+#define BB_R_ALLOW_READ (1u << 1)
+#define BB_R_ALLOW_WRITE (1u << 2)
+#define BB_R_DENY_WRITE (1u << 3)
+#define BB_R_ANCHOR (1u << 4) /* name rules hang below this inode */
+#define BB_R_UNIX_ALLOW (1u << 5) /* a Unix socket bound here may be connected to */
+
+struct bb_inode_key {
+	bb_u64 sandbox;
+	bb_u64 ino;
+	bb_u32 dev;
+	bb_u32 pad;
+};
+
+struct bb_name_key {
+	bb_u64 sandbox;
+	bb_u64 ino; /* anchor */
+	bb_u32 dev;
+	bb_u32 depth; /* number of missing components */
+	bb_u64 hash; /* chained hash of those components */
+};
+
+struct bb_rule {
+	bb_u32 flags;
+	bb_u32 read_rule; /* rule id deciding reads at this node */
+	bb_u32 write_rule; /* rule id deciding writes at this node */
+	bb_u32 pad;
+};
+
+/* Mandatory name flags (global map keyed by name hash). */
+#define BB_M_PROTECT (1u << 0) /* the name and everything below it is write-protected */
+#define BB_M_GIT (1u << 1) /* ".git": protect children hooks/config, and the file itself */
+#define BB_M_CLAUDE (1u << 2) /* ".claude": protect children commands/agents */
+#define BB_M_CHILD_HOOKS (1u << 3)
+#define BB_M_CHILD_CONFIG (1u << 4)
+#define BB_M_CHILD_AGENT_DIR (1u << 5) /* commands, agents */
+
+struct bb_mandatory {
+	bb_u32 flags;
+	bb_u32 rule; /* rule id naming the entry */
+};
+
+/*
+ * Rule ids: values below BB_RULE_SPECIAL index the launcher's rule table;
+ * the others are built-in reasons.
+ */
+#define BB_RULE_SPECIAL 0xf0000000u
+enum bb_special_rule {
+	BB_RULE_DEFAULT_WRITE = BB_RULE_SPECIAL,
+	BB_RULE_TOO_DEEP,
+	BB_RULE_PROTECTED_FS, /* cgroupfs, bpffs, securityfs, debugfs */
+	BB_RULE_DEVICE_NODE,
+	BB_RULE_MOUNT,
+	BB_RULE_PTRACE,
+	BB_RULE_BPF,
+	BB_RULE_USERNS,
+	BB_RULE_RENAME_LOOSER,
+	BB_RULE_LINK_SOURCE,
+	BB_RULE_NET_DEFAULT,
+	BB_RULE_NET_FAMILY,
+	BB_RULE_UNIX_DEFAULT,
+	BB_RULE_UNIX_ABSTRACT,
+	BB_RULE_BIND,
+	BB_RULE_MANDATORY_GIT_HOOKS,
+	BB_RULE_MANDATORY_GIT_CONFIG,
+	BB_RULE_MANDATORY_GIT_FILE,
+	BB_RULE_MANDATORY_CLAUDE,
+	BB_RULE_MANDATORY_RENAME,
+	BB_RULE_SPECIAL_END,
+};
+
+enum bb_event_kind {
+	BB_EV_FILE = 1,
+	BB_EV_PROCESS,
+	BB_EV_NET,
+	BB_EV_UNIX,
+};
+
+enum bb_op {
+	BB_OP_OPEN_READ = 1,
+	BB_OP_OPEN_WRITE,
+	BB_OP_EXEC,
+	BB_OP_CREATE,
+	BB_OP_UNLINK,
+	BB_OP_RMDIR,
+	BB_OP_MKDIR,
+	BB_OP_MKNOD,
+	BB_OP_SYMLINK,
+	BB_OP_LINK,
+	BB_OP_RENAME,
+	BB_OP_TRUNCATE,
+	BB_OP_CHMOD,
+	BB_OP_CHOWN,
+	BB_OP_SETXATTR,
+	BB_OP_REMOVEXATTR,
+	BB_OP_SETATTR,
+	BB_OP_MOUNT,
+	BB_OP_UMOUNT,
+	BB_OP_CHROOT,
+	BB_OP_PIVOT_ROOT,
+	BB_OP_PTRACE,
+	BB_OP_BPF,
+	BB_OP_USERNS,
+	BB_OP_CONNECT,
+	BB_OP_SENDMSG,
+	BB_OP_BIND,
+	BB_OP_SOCKET,
+	BB_OP_UNIX_CONNECT,
+	BB_OP_UNIX_SEND,
+	BB_OP_MAX,
+};
+
+/* Event flags. */
+#define BB_EVF_AUDIT (1u << 0) /* would have been refused; audit mode let it pass */
+#define BB_EVF_PATH_TRUNCATED (1u << 1)
+
+struct bb_event {
+	bb_u64 ts_ns; /* CLOCK_MONOTONIC */
+	bb_u64 sandbox;
+	bb_u32 kind;
+	bb_u32 op;
+	bb_u32 pid;
+	bb_u32 tid;
+	bb_u32 uid;
+	bb_s32 error; /* errno returned to the task, 0 in audit mode */
+	bb_u32 rule;
+	bb_u32 flags;
+	bb_u32 count; /* identical refusals folded into this one */
+	bb_u32 path_len;
+	char comm[16];
+	char exe[64]; /* executable's file name */
+	/* network: destination; process: target pid in port */
+	bb_u32 family;
+	bb_u32 port;
+	bb_u32 proto;
+	bb_u32 pad;
+	bb_u8 addr[16];
+	char path[BB_EVENT_PATH]; /* path (or Unix socket path), NUL-terminated */
+};
+
+/*
+ * Hash of a path component: the first BB_NAME_HASHED bytes, zero padded and
+ * read as 64-bit words, mixed with the length. Both sides must agree exactly.
+ */
+static inline bb_u64 bb_mix64(bb_u64 h, bb_u64 v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+static inline bb_u64 bb_name_hash_words(const bb_u64 *words, bb_u32 len)
+{
+	bb_u64 h = 0xcbf29ce484222325ULL ^ len;
+
+	for (int i = 0; i < BB_NAME_HASHED / 8; i++)
+		h = bb_mix64(h, words[i]);
+	return h;
+}
+
+/* Chains the hash of one more missing component below an anchor. */
+static inline bb_u64 bb_chain_hash(bb_u64 chain, bb_u64 name_hash)
+{
+	return bb_mix64(chain * 31 + 7, name_hash);
+}
+
+#endif
