@@ -39,6 +39,14 @@ static bool replace_or_add(cJSON *obj, const char *key, cJSON *item)
 	return cJSON_AddItemToObject(obj, key, item);
 }
 
+/* "a.b.c": no empty name anywhere, checked before anything is created. */
+static bool key_ok(const char *key)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	return n && key[0] != '.' && key[n - 1] != '.' && !strstr(key, "..");
+}
+
 /* Stores item (owned, even on failure) at the dotted key; NULL item with remove deletes it. */
 static void put(struct log_event *ev, const char *key, cJSON *item, bool remove)
 {
@@ -51,7 +59,7 @@ static void put(struct log_event *ev, const char *key, cJSON *item, bool remove)
 		fail(ev, -ENOMEM);
 		goto out;
 	}
-	if (!key || !*key)
+	if (!key_ok(key))
 		goto bad;
 	path = strdup(key);
 	if (!path) {
@@ -63,8 +71,6 @@ static void put(struct log_event *ev, const char *key, cJSON *item, bool remove)
 		cJSON *child;
 
 		*dot = '\0';
-		if (!*seg)
-			goto bad;
 		child = cJSON_GetObjectItemCaseSensitive(obj, seg);
 		if (!cJSON_IsObject(child)) {
 			if (remove)
@@ -78,8 +84,6 @@ static void put(struct log_event *ev, const char *key, cJSON *item, bool remove)
 		}
 		obj = child;
 	}
-	if (!*seg)
-		goto bad;
 	if (remove) {
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, seg);
 	} else {
