@@ -302,6 +302,21 @@ static void format_time(const struct timespec *ts, char *buf, size_t size)
 	snprintf(buf + n, size - n, ".%06ldZ", ts->tv_nsec / 1000);
 }
 
+/* A message nobody wrote still has to say something (and be non-empty). */
+static void default_message(struct log_event *ev)
+{
+	cJSON *root = log_event_json(ev);
+	cJSON *event = cJSON_GetObjectItemCaseSensitive(root, "event");
+	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message"));
+	const char *action = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(event, "action"));
+	const char *outcome =
+		cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(event, "outcome"));
+
+	if (msg && *msg)
+		return;
+	log_event_message(ev, "%s (%s)", action ? action : "event", outcome ? outcome : "unknown");
+}
+
 /* Called locked: the fields every line carries. */
 static void stamp(struct log *log, struct log_event *ev)
 {
@@ -397,22 +412,31 @@ static char *make_line(struct log *log, struct log_event *ev, const char *text)
 	return body ? with_newline(body) : NULL;
 }
 
-/* Called locked: updates counters, returns true when the event is written. */
+/* bpfbox.<name> of an event as a count, or dflt when absent or odd. */
+static unsigned long long bpfbox_count(cJSON *bb, const char *name, unsigned long long dflt)
+{
+	cJSON *item = cJSON_GetObjectItemCaseSensitive(bb, name);
+
+	return cJSON_IsNumber(item) && item->valuedouble >= 1 ? (unsigned long long)item->valuedouble :
+								 dflt;
+}
+
+/* Called locked: updates counters, returns true when the event is to be written. */
 static bool account(struct log *log, struct log_event *ev, const char *text)
 {
 	cJSON *root = log_event_json(ev);
 	cJSON *bb = cJSON_GetObjectItemCaseSensitive(root, "bpfbox");
-	cJSON *lost = cJSON_GetObjectItemCaseSensitive(bb, "lost");
 	enum log_level level = log_event_level(ev);
 	bool violation = log_event_is_violation(ev);
+	/* A folded line stands for bpfbox.count refusals. */
+	unsigned long long n = bpfbox_count(bb, "count", 1);
 
 	log->counts.seen[level]++;
-	if (cJSON_IsNumber(lost) && lost->valuedouble > 0)
-		log->counts.lost += (unsigned long long)lost->valuedouble;
+	log->counts.lost += bpfbox_count(bb, "lost", 0);
 	if (violation) {
-		log->counts.violations++;
+		log->counts.violations += n;
 		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bb, "audit")))
-			log->counts.audited++;
+			log->counts.audited += n;
 	}
 	if (level < log->min_level) {
 		log->counts.filtered++;
@@ -422,7 +446,7 @@ static bool account(struct log *log, struct log_event *ev, const char *text)
 	if (violation && level < LOG_ERROR &&
 	    ignored(log, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message")),
 		    text)) {
-		log->counts.ignored++;
+		log->counts.ignored += n;
 		return false;
 	}
 	return true;
@@ -440,6 +464,7 @@ int log_emit(struct log *log, struct log_event *ev)
 		log_event_free(ev);
 		return -EINVAL;
 	}
+	default_message(ev);
 	/* Rendered unlocked: needed for ignore rules and the text format. */
 	text = log_text_render(log_event_json(ev), level);
 	pthread_mutex_lock(&log->lock);
