@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policy: an srt (Sandbox Runtime) settings file, read with srt's meaning,
+ * plus bpfbox's own options under a top-level "bpfbox" object. Loading
+ * validates every field, reports every problem, and yields an immutable,
+ * normalised struct policy: absolute paths, canonical domains, defaults
+ * filled in. The decide functions are the user-space reference model of
+ * what the kernel side enforces (used by `bpfbox policy explain` and tests).
+ * See docs/policy.md for the format.
+ */
+#ifndef BPFBOX_POLICY_H
+#define BPFBOX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "domain.h"
+
+/* Where bpfbox looks when neither --policy nor $BPFBOX_POLICY names a file. */
+#define POLICY_SYSTEM_PATH "/etc/bpfbox/policy.json"
+/* A policy file larger than this is refused rather than read. */
+#define POLICY_MAX_BYTES (4 << 20)
+
+enum fs_rule_kind { FS_DENY_READ, FS_ALLOW_READ, FS_ALLOW_WRITE, FS_DENY_WRITE };
+
+struct fs_rule {
+	enum fs_rule_kind kind;
+	char *path;	/* absolute, normalised, symlinks resolved (unless that would widen scope) */
+	char *source;	/* the entry as written in the file, for messages/events */
+	bool from_default; /* implicit rule bpfbox added (e.g. /dev/null) */
+	char *name;	/* "denyRead:/home/u/.ssh", "implicit:allowWrite:/dev/null" */
+	bool kept_spelling; /* a symlink was left unresolved because it would widen scope */
+	bool from_glob;	/* one match of a denyRead glob expanded at load */
+};
+
+/* ignoreViolations: "<command substring>" or "*" -> violation-line substrings. */
+struct ignore_rule {
+	char *command;
+	char **lines;
+	size_t n_lines;
+};
+
+enum policy_log_format { POLICY_LOG_TEXT, POLICY_LOG_JSON };
+
+struct policy {
+	/* filesystem: all four kinds, in file order, then implicit rules */
+	struct fs_rule *fs_rules;
+	size_t n_fs_rules;
+	bool fs_disabled;	/* filesystem.disabled: no rules at all, mandatory included */
+	bool allow_git_config;
+	bool allow_nested_userns;
+
+	/* network */
+	struct domain_pattern *allowed_domains;
+	size_t n_allowed_domains;
+	struct domain_pattern *denied_domains;
+	size_t n_denied_domains;
+	char **allowed_sources;	/* entries as written, parallel to allowed_domains */
+	char **denied_sources;	/* entries as written, parallel to denied_domains */
+	char **allowed_rule_names; /* "allowedDomains:<canonical entry>" */
+	char **denied_rule_names;  /* "deniedDomains:<canonical entry>" */
+	char **denied_reasons;	/* parallel to denied_domains; NULL = no reason given */
+	struct ip_cidr *denied_addrs;	/* deniedResolvedAddresses */
+	size_t n_denied_addrs;
+	char **allow_unix_sockets;	/* absolute paths */
+	size_t n_allow_unix_sockets;
+	bool allow_all_unix_sockets;
+	bool allow_local_binding;
+	int http_proxy_port;	/* external proxy ports, 0 = none (use bpfbox's proxy) */
+	int socks_proxy_port;
+
+	/* credentials.envVars with mode "deny": removed from the child's environment */
+	char **env_deny;
+	size_t n_env_deny;
+
+	/* git.safeDirectories, absolute (exec passes them as GIT_CONFIG_* safe.directory) */
+	char **git_safe_dirs;
+	size_t n_git_safe_dirs;
+
+	/* bpfbox's own options ("bpfbox" object) */
+	bool audit;		/* mode "audit": report denials, do not enforce them */
+	char **env_allow;	/* names, or prefixes ending in '*' (e.g. "LC_*") */
+	size_t n_env_allow;
+	bool has_env_allow;	/* env.allow given: inherit only those variables */
+	long long limit_pids;	/* 0 = no limit */
+	long long limit_memory_bytes; /* 0 = no limit */
+	int limit_cpu_percent;	/* percent of one CPU, 0 = no limit */
+	char *log_file;		/* bpfbox.log.file, absolute; NULL = stderr */
+	enum policy_log_format log_format;
+
+	struct ignore_rule *ignore;
+	size_t n_ignore;
+
+	char digest[65];	/* sha256 hex of the file bytes, or of "default" */
+	char *file;		/* path it came from, NULL for the built-in default */
+	char *cwd;		/* what relative entries were resolved against */
+	char *home;		/* what ~ expanded to */
+};
+
+struct policy_load_opts {
+	const char *cwd;	/* launch directory; NULL = getcwd() */
+	const char *home;	/* home directory; NULL = $HOME, then the passwd entry */
+	bool strict;		/* warnings are errors */
+};
+
+/*
+ * Loads a policy file. Returns 0 or a negative errno (-ENOENT, -EACCES, ...
+ * for the file, -EINVAL for an invalid policy, -ENOMEM); on failure *out is
+ * NULL and every problem found has been appended to diags. Warnings and
+ * debug notes are appended on success too. Nothing is printed.
+ */
+int policy_load_file(const char *file, const struct policy_load_opts *opts,
+		     struct policy **out, struct diag_list *diags);
+/* Same, from memory; name is recorded as policy->file (may be NULL). */
+int policy_load_buffer(const char *name, const char *json, size_t len,
+		       const struct policy_load_opts *opts, struct policy **out,
+		       struct diag_list *diags);
+/*
+ * srt's defaults, used when no policy file is found: no network, no writes
+ * (but /dev/null and /dev/tty; exec adds the sandbox's private TMPDIR), reads
+ * unrestricted, the mandatory deny set in force.
+ */
+int policy_default(const struct policy_load_opts *opts, struct policy **out);
+/* --policy, then $BPFBOX_POLICY, then POLICY_SYSTEM_PATH if it exists, else NULL = default. */
+const char *policy_discover(const char *cli_path);
+void policy_free(struct policy *p);
+
+/*
+ * Mandatory deny set: always write-denied (still readable), matched at any
+ * depth. A name with a '/' is two consecutive path components.
+ */
+enum mandatory_kind {
+	MANDATORY_FILE,		/* a file name, e.g. .bashrc */
+	MANDATORY_DIR,		/* a directory name or pair, e.g. .vscode, .git/hooks */
+	MANDATORY_GIT_FILE,	/* ".git" only when it is a regular file (worktree pointer) */
+};
+struct mandatory_entry {
+	const char *name;
+	enum mandatory_kind kind;
+};
+#define POLICY_MANDATORY_MAX 16
+/* Fills out with the entries in force for p (none when fs_disabled); returns the count. */
+size_t policy_mandatory(const struct policy *p, struct mandatory_entry out[POLICY_MANDATORY_MAX]);
+
+/* Decisions: pure user-space reference model of the kernel's semantics. */
+struct fs_decision {
+	bool allowed;
+	const struct fs_rule *rule;	/* NULL for mandatory/default decisions */
+	const char *rule_name;	/* "denyRead:/home/u/.ssh", "mandatory:.git/hooks", "default:write" */
+};
+/* Deepest matching denyRead/allowRead wins; at equal depth allowRead wins; else allowed. */
+void policy_decide_read(const struct policy *p, const char *abs_path, struct fs_decision *out);
+/* Mandatory set, then any denyWrite on the path or above, then allowWrite, else "default:write". */
+void policy_decide_write(const struct policy *p, const char *abs_path, struct fs_decision *out);
+
+enum net_verdict { NET_DENY_MALFORMED, NET_DENY_DENIED, NET_ALLOW, NET_DENY_NOT_ALLOWED };
+/*
+ * Canonicalises host, then: malformed -> deny; any deniedDomains match ->
+ * deny (*reason = deniedDomainReasons entry or NULL); any allowedDomains
+ * match -> allow; else deny. *rule_name: "deniedDomains:<entry>",
+ * "allowedDomains:<entry>", "malformed:<why>" or "default:network".
+ * rule_name and reason may be NULL.
+ */
+enum net_verdict policy_decide_host(const struct policy *p, const char *host, unsigned port,
+				    const char **rule_name, const char **reason);
+const char *net_verdict_name(enum net_verdict v);
+
+/* Is a resolved address inside network.deniedResolvedAddresses? */
+bool policy_addr_denied(const struct policy *p, int family, const void *addr);
+
+/* Environment: credentials.envVars deny wins over bpfbox.env.allow. */
+bool policy_env_denied(const struct policy *p, const char *name);
+/* true when no env.allow list is given, or name matches one of its entries. */
+bool policy_env_allowed(const struct policy *p, const char *name);
+
+/*
+ * Normalises a path the way policy entries are: ~ and ~/x against home,
+ * relative against cwd, "." and ".." and repeated or trailing '/' removed
+ * lexically, then symlinks resolved (the deepest existing ancestor, the rest
+ * appended) unless the result is "/", a single top-level directory, or an
+ * ancestor of the path, in which case the spelling is kept (*kept set).
+ * With resolve false, symlinks are left alone. Returns 0, -EINVAL (*err)
+ * or -ENOMEM; *out is malloc'd.
+ */
+int policy_path_normalise(const char *raw, const char *cwd, const char *home,
+			  bool resolve, char **out, bool *kept, const char **err);
+/* Like the above but always resolves fully (what the kernel sees), for explain. */
+int policy_path_resolve_target(const char *raw, const char *cwd, const char *home,
+			       char **out, const char **err);
+
+/* The effective policy as JSON text (malloc'd), as `bpfbox policy show` prints it. */
+char *policy_to_json(const struct policy *p);
+
+/* sha256 of data as 64 hex digits and a NUL. */
+void policy_sha256_hex(const void *data, size_t len, char out[65]);
+
+#ifdef POLICY_INTERNAL
+/*
+ * Shared by the user/policy*.c files only (they define POLICY_INTERNAL):
+ * the loading context and the JSON-walking helpers.
+ */
+#include <cjson/cJSON.h>
+
+struct pctx {
+	struct policy *p;
+	struct diag_list *diags;
+	bool strict;
+	bool oom;
+};
+
+enum key_action {
+	KEY_KNOWN,	/* parsed by the section */
+	KEY_IGNORED,	/* concerns srt's own tools or another OS: one debug line */
+	KEY_REFUSED,	/* not implemented, and ignoring it would weaken security */
+};
+
+struct key_spec {
+	const char *name;
+	enum key_action action;
+	const char *note;	/* why ignored / refused */
+};
+
+/* JSON paths: "a.b", "a[3]", a["odd key"]. Return malloc'd strings (NULL on OOM, flagged). */
+char *jpath_key(struct pctx *c, const char *parent, const char *key);
+char *jpath_index(struct pctx *c, const char *parent, size_t i);
+
+void perr(struct pctx *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A warning, or an error under --strict. */
+void pwarn(struct pctx *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void pdebug(struct pctx *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Flags OOM when ptr is NULL; returns ptr. */
+void *pcheck(struct pctx *c, void *ptr);
+
+const char *json_type_name(const cJSON *v);
+/* Reports duplicate keys of obj, unknown keys (warning) and ignored/refused keys. */
+void check_keys(struct pctx *c, const cJSON *obj, const char *path,
+		const struct key_spec *specs);
+/* Same, but an unknown key is an error whose message ends with unknown_error. */
+void check_keys_ex(struct pctx *c, const cJSON *obj, const char *path,
+		   const struct key_spec *specs, const char *unknown_error);
+void check_duplicate_keys(struct pctx *c, const cJSON *obj, const char *path);
+/* An object-typed section; reports "expected an object" when not. */
+bool want_object(struct pctx *c, const cJSON *v, const char *path);
+/* Optional members: 1 = present and valid, 0 = absent, -1 = invalid (reported). */
+int jget_bool(struct pctx *c, const cJSON *obj, const char *key, const char *parent, bool *out);
+int jget_int(struct pctx *c, const cJSON *obj, const char *key, const char *parent,
+	     long long min, long long max, long long *out);
+/* An array member; when required and absent reports "Required". */
+const cJSON *jget_array(struct pctx *c, const cJSON *obj, const char *key,
+			const char *parent, bool required, const char *what);
+/* A string element of an array (non-empty when nonempty); reports and returns NULL otherwise. */
+const char *jelem_string(struct pctx *c, const cJSON *item, const char *path, bool nonempty);
+
+int strv_push(struct pctx *c, char ***v, size_t *n, const char *s);
+void strv_free(char **v, size_t n);
+
+void policy_parse_filesystem(struct pctx *c, const cJSON *fs);
+void policy_parse_network(struct pctx *c, const cJSON *net);
+void policy_parse_credentials(struct pctx *c, const cJSON *cred);
+void policy_parse_ignore(struct pctx *c, const cJSON *iv);
+void policy_parse_git(struct pctx *c, const cJSON *git);
+void policy_parse_bpfbox(struct pctx *c, const cJSON *bb);
+/* Adds the implicit /dev/null and /dev/tty write rules. */
+int policy_add_implicit_rules(struct pctx *c);
+#endif
+
+#endif

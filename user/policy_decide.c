@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The reference model of what the kernel enforces: read, write and network
+ * decisions with the rule that made them. `bpfbox policy explain` prints
+ * these, and the tests pin srt's precedence rules down here.
+ */
+#define POLICY_INTERNAL
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+
+struct mandatory_row {
+	struct mandatory_entry e;
+	const char *rule;
+};
+
+static const struct mandatory_row mandatory_rows[] = {
+	{ { ".gitconfig", MANDATORY_FILE }, "mandatory:.gitconfig" },
+	{ { ".gitmodules", MANDATORY_FILE }, "mandatory:.gitmodules" },
+	{ { ".bashrc", MANDATORY_FILE }, "mandatory:.bashrc" },
+	{ { ".bash_profile", MANDATORY_FILE }, "mandatory:.bash_profile" },
+	{ { ".zshrc", MANDATORY_FILE }, "mandatory:.zshrc" },
+	{ { ".zprofile", MANDATORY_FILE }, "mandatory:.zprofile" },
+	{ { ".profile", MANDATORY_FILE }, "mandatory:.profile" },
+	{ { ".ripgreprc", MANDATORY_FILE }, "mandatory:.ripgreprc" },
+	{ { ".mcp.json", MANDATORY_FILE }, "mandatory:.mcp.json" },
+	{ { ".vscode", MANDATORY_DIR }, "mandatory:.vscode" },
+	{ { ".idea", MANDATORY_DIR }, "mandatory:.idea" },
+	{ { ".claude/commands", MANDATORY_DIR }, "mandatory:.claude/commands" },
+	{ { ".claude/agents", MANDATORY_DIR }, "mandatory:.claude/agents" },
+	{ { ".git/hooks", MANDATORY_DIR }, "mandatory:.git/hooks" },
+	{ { ".git/config", MANDATORY_FILE }, "mandatory:.git/config" },
+	{ { ".git", MANDATORY_GIT_FILE }, "mandatory:.git" },
+};
+
+static bool row_in_force(const struct policy *p, const struct mandatory_row *r)
+{
+	return !(p->allow_git_config && !strcmp(r->e.name, ".git/config"));
+}
+
+size_t policy_mandatory(const struct policy *p, struct mandatory_entry out[POLICY_MANDATORY_MAX])
+{
+	size_t n = 0;
+
+	if (p->fs_disabled)
+		return 0;
+	for (size_t i = 0; i < sizeof(mandatory_rows) / sizeof(mandatory_rows[0]); i++)
+		if (row_in_force(p, &mandatory_rows[i]) && n < POLICY_MANDATORY_MAX)
+			out[n++] = mandatory_rows[i].e;
+	return n;
+}
+
+/* Does component sequence name (one or two components) occur in path? */
+static bool has_components(const char *path, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (const char *c = path; (c = strchr(c, '/')); ) {
+		c++;
+		if (!strncmp(c, name, nl) && (c[nl] == '/' || c[nl] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+static const char *mandatory_hit(const struct policy *p, const char *path)
+{
+	const char *last = strrchr(path, '/');
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(mandatory_rows) / sizeof(mandatory_rows[0]); i++) {
+		const struct mandatory_row *r = &mandatory_rows[i];
+
+		if (!row_in_force(p, r))
+			continue;
+		if (r->e.kind == MANDATORY_GIT_FILE) {
+			/* A .git file points git elsewhere: rewriting it redirects hooks. */
+			if (last && !strcmp(last + 1, ".git") && !lstat(path, &st) &&
+			    S_ISREG(st.st_mode))
+				return r->rule;
+			continue;
+		}
+		if (has_components(path, r->e.name))
+			return r->rule;
+	}
+	return NULL;
+}
+
+/* rule covers path: the same path or an ancestor of it. */
+static bool covers(const char *rule, const char *path)
+{
+	size_t rl = strlen(rule);
+
+	if (!strcmp(rule, "/"))
+		return true;
+	return !strncmp(rule, path, rl) && (path[rl] == '\0' || path[rl] == '/');
+}
+
+static int depth(const char *path)
+{
+	int d = 0;
+
+	if (!strcmp(path, "/"))
+		return 0;
+	for (; *path; path++)
+		d += *path == '/';
+	return d;
+}
+
+static void decide(struct fs_decision *out, bool allowed, const struct fs_rule *r,
+		   const char *name)
+{
+	out->allowed = allowed;
+	out->rule = r;
+	out->rule_name = r ? r->name : name;
+}
+
+void policy_decide_read(const struct policy *p, const char *abs_path, struct fs_decision *out)
+{
+	const struct fs_rule *best = NULL;
+	int best_depth = -1;
+
+	if (p->fs_disabled) {
+		decide(out, true, NULL, "filesystem.disabled");
+		return;
+	}
+	for (size_t i = 0; i < p->n_fs_rules; i++) {
+		const struct fs_rule *r = &p->fs_rules[i];
+		int d;
+
+		if ((r->kind != FS_DENY_READ && r->kind != FS_ALLOW_READ) ||
+		    !covers(r->path, abs_path))
+			continue;
+		d = depth(r->path);
+		/* Deepest wins; at equal depth allowRead beats denyRead (srt). */
+		if (d > best_depth || (d == best_depth && r->kind == FS_ALLOW_READ &&
+				       best->kind == FS_DENY_READ)) {
+			best = r;
+			best_depth = d;
+		}
+	}
+	if (!best) {
+		decide(out, true, NULL, "default:read");
+		return;
+	}
+	decide(out, best->kind == FS_ALLOW_READ, best, NULL);
+}
+
+void policy_decide_write(const struct policy *p, const char *abs_path, struct fs_decision *out)
+{
+	const struct fs_rule *allow = NULL;
+	const char *m;
+
+	if (p->fs_disabled) {
+		decide(out, true, NULL, "filesystem.disabled");
+		return;
+	}
+	m = mandatory_hit(p, abs_path);
+	if (m) {
+		decide(out, false, NULL, m);
+		return;
+	}
+	for (size_t i = 0; i < p->n_fs_rules; i++) {
+		const struct fs_rule *r = &p->fs_rules[i];
+
+		if (!covers(r->path, abs_path))
+			continue;
+		/* A denyWrite anywhere on the path wins, even above an allow. */
+		if (r->kind == FS_DENY_WRITE) {
+			decide(out, false, r, NULL);
+			return;
+		}
+		if (r->kind == FS_ALLOW_WRITE && (!allow || depth(r->path) > depth(allow->path)))
+			allow = r;
+	}
+	if (allow) {
+		decide(out, true, allow, NULL);
+		return;
+	}
+	decide(out, false, NULL, "default:write");
+}
+
+const char *net_verdict_name(enum net_verdict v)
+{
+	switch (v) {
+	case NET_DENY_MALFORMED:
+		return "denied (malformed host)";
+	case NET_DENY_DENIED:
+		return "denied";
+	case NET_ALLOW:
+		return "allowed";
+	case NET_DENY_NOT_ALLOWED:
+		return "denied (not in allowedDomains)";
+	}
+	return "denied";
+}
+
+enum net_verdict policy_decide_host(const struct policy *p, const char *host, unsigned port,
+				    const char **rule_name, const char **reason)
+{
+	char canon[DOMAIN_HOST_MAX];
+	const char *why, *name = "default:network", *rsn = NULL;
+	enum net_verdict v = NET_DENY_NOT_ALLOWED;
+
+	if (port < 1 || port > 65535) {
+		name = "malformed";
+		rsn = "port must be 1-65535";
+		v = NET_DENY_MALFORMED;
+		goto out;
+	}
+	if (host_canonicalise(host, canon, sizeof(canon), &why)) {
+		name = "malformed";
+		rsn = why;
+		v = NET_DENY_MALFORMED;
+		goto out;
+	}
+	for (size_t i = 0; i < p->n_denied_domains; i++)
+		if (domain_pattern_match(&p->denied_domains[i], canon, port)) {
+			name = p->denied_rule_names[i];
+			rsn = p->denied_reasons ? p->denied_reasons[i] : NULL;
+			v = NET_DENY_DENIED;
+			goto out;
+		}
+	for (size_t i = 0; i < p->n_allowed_domains; i++)
+		if (domain_pattern_match(&p->allowed_domains[i], canon, port)) {
+			name = p->allowed_rule_names[i];
+			v = NET_ALLOW;
+			goto out;
+		}
+out:
+	if (rule_name)
+		*rule_name = name;
+	if (reason)
+		*reason = rsn;
+	return v;
+}
+
+bool policy_addr_denied(const struct policy *p, int family, const void *addr)
+{
+	for (size_t i = 0; i < p->n_denied_addrs; i++)
+		if (ip_cidr_contains(&p->denied_addrs[i], family, addr))
+			return true;
+	return false;
+}
+
+bool policy_env_denied(const struct policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_env_deny; i++)
+		if (!strcmp(p->env_deny[i], name))
+			return true;
+	return false;
+}
+
+bool policy_env_allowed(const struct policy *p, const char *name)
+{
+	if (!p->has_env_allow)
+		return true;
+	for (size_t i = 0; i < p->n_env_allow; i++) {
+		const char *e = p->env_allow[i];
+		size_t len = strlen(e);
+
+		if (len && e[len - 1] == '*' ? !strncmp(e, name, len - 1) : !strcmp(e, name))
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The effective policy as JSON (`bpfbox policy show`): what the kernel and
+ * proxy will be given, after normalisation, with every default spelled out,
+ * so an administrator can review the policy as bpfbox understood it.
+ */
+#define POLICY_INTERNAL
+#include <stdlib.h>
+
+#include "policy.h"
+
+struct out {
+	bool ok;
+};
+
+static cJSON *add(struct out *o, cJSON *parent, const char *key, cJSON *item)
+{
+	if (!item || !(key ? cJSON_AddItemToObject(parent, key, item)
+			   : cJSON_AddItemToArray(parent, item))) {
+		cJSON_Delete(item);
+		o->ok = false;
+		return NULL;
+	}
+	return item;
+}
+
+static void add_str(struct out *o, cJSON *parent, const char *key, const char *s)
+{
+	add(o, parent, key, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+static void add_bool(struct out *o, cJSON *parent, const char *key, bool b)
+{
+	add(o, parent, key, cJSON_CreateBool(b));
+}
+
+static void add_num(struct out *o, cJSON *parent, const char *key, long long v)
+{
+	/* 0 means "none" for every number shown here. */
+	add(o, parent, key, v ? cJSON_CreateNumber((double)v) : cJSON_CreateNull());
+}
+
+static void add_strv(struct out *o, cJSON *parent, const char *key, char **v, size_t n)
+{
+	cJSON *a = add(o, parent, key, cJSON_CreateArray());
+
+	for (size_t i = 0; a && i < n; i++)
+		add_str(o, a, NULL, v[i]);
+}
+
+static void show_fs(struct out *o, const struct policy *p, cJSON *root)
+{
+	static const char *const keys[] = { "denyRead", "allowRead", "allowWrite", "denyWrite" };
+	struct mandatory_entry m[POLICY_MANDATORY_MAX];
+	cJSON *fs = add(o, root, "filesystem", cJSON_CreateObject()), *a, *impl;
+	size_t n;
+
+	if (!fs)
+		return;
+	add_bool(o, fs, "disabled", p->fs_disabled);
+	for (int k = FS_DENY_READ; k <= FS_DENY_WRITE; k++) {
+		a = add(o, fs, keys[k], cJSON_CreateArray());
+		for (size_t i = 0; a && i < p->n_fs_rules; i++)
+			if ((int)p->fs_rules[i].kind == k && !p->fs_rules[i].from_default)
+				add_str(o, a, NULL, p->fs_rules[i].path);
+	}
+	impl = add(o, fs, "implicitAllowWrite", cJSON_CreateArray());
+	for (size_t i = 0; impl && i < p->n_fs_rules; i++)
+		if (p->fs_rules[i].from_default)
+			add_str(o, impl, NULL, p->fs_rules[i].path);
+	add_bool(o, fs, "allowGitConfig", p->allow_git_config);
+	a = add(o, fs, "mandatoryDenyWrite", cJSON_CreateArray());
+	n = policy_mandatory(p, m);
+	for (size_t i = 0; a && i < n; i++)
+		add_str(o, a, NULL, m[i].name);
+}
+
+static void show_net(struct out *o, const struct policy *p, cJSON *root)
+{
+	cJSON *net = add(o, root, "network", cJSON_CreateObject()), *a, *r;
+
+	if (!net)
+		return;
+	a = add(o, net, "allowedDomains", cJSON_CreateArray());
+	for (size_t i = 0; a && i < p->n_allowed_domains; i++)
+		add_str(o, a, NULL, p->allowed_domains[i].text);
+	a = add(o, net, "deniedDomains", cJSON_CreateArray());
+	r = add(o, net, "deniedDomainReasons", cJSON_CreateObject());
+	for (size_t i = 0; a && r && i < p->n_denied_domains; i++) {
+		add_str(o, a, NULL, p->denied_domains[i].text);
+		if (p->denied_reasons[i] &&
+		    !cJSON_GetObjectItemCaseSensitive(r, p->denied_domains[i].text))
+			add_str(o, r, p->denied_domains[i].text, p->denied_reasons[i]);
+	}
+	a = add(o, net, "deniedResolvedAddresses", cJSON_CreateArray());
+	for (size_t i = 0; a && i < p->n_denied_addrs; i++)
+		add_str(o, a, NULL, p->denied_addrs[i].text);
+	add_strv(o, net, "allowUnixSockets", p->allow_unix_sockets, p->n_allow_unix_sockets);
+	add_bool(o, net, "allowAllUnixSockets", p->allow_all_unix_sockets);
+	add_bool(o, net, "allowLocalBinding", p->allow_local_binding);
+	add_num(o, net, "httpProxyPort", p->http_proxy_port);
+	add_num(o, net, "socksProxyPort", p->socks_proxy_port);
+}
+
+static void show_rest(struct out *o, const struct policy *p, cJSON *root)
+{
+	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log;
+
+	cred = add(o, root, "credentials", cJSON_CreateObject());
+	ev = cred ? add(o, cred, "envVars", cJSON_CreateArray()) : NULL;
+	for (size_t i = 0; ev && i < p->n_env_deny; i++) {
+		cJSON *e = add(o, ev, NULL, cJSON_CreateObject());
+
+		if (e) {
+			add_str(o, e, "name", p->env_deny[i]);
+			add_str(o, e, "mode", "deny");
+		}
+	}
+	iv = add(o, root, "ignoreViolations", cJSON_CreateObject());
+	for (size_t i = 0; iv && i < p->n_ignore; i++)
+		add_strv(o, iv, p->ignore[i].command, p->ignore[i].lines, p->ignore[i].n_lines);
+	add_bool(o, root, "allowNestedUserNamespaces", p->allow_nested_userns);
+	git = add(o, root, "git", cJSON_CreateObject());
+	if (git)
+		add_strv(o, git, "safeDirectories", p->git_safe_dirs, p->n_git_safe_dirs);
+
+	bb = add(o, root, "bpfbox", cJSON_CreateObject());
+	if (!bb)
+		return;
+	add_str(o, bb, "mode", p->audit ? "audit" : "enforce");
+	env = add(o, bb, "env", cJSON_CreateObject());
+	if (env && p->has_env_allow)
+		add_strv(o, env, "allow", p->env_allow, p->n_env_allow);
+	else if (env)
+		add(o, env, "allow", cJSON_CreateNull());
+	lim = add(o, bb, "limits", cJSON_CreateObject());
+	if (lim) {
+		add_num(o, lim, "pids", p->limit_pids);
+		add_num(o, lim, "memory", p->limit_memory_bytes);
+		add_num(o, lim, "cpu", p->limit_cpu_percent);
+	}
+	log = add(o, bb, "log", cJSON_CreateObject());
+	if (log) {
+		add_str(o, log, "file", p->log_file);
+		add_str(o, log, "format", p->log_format == POLICY_LOG_JSON ? "json" : "text");
+	}
+}
+
+char *policy_to_json(const struct policy *p)
+{
+	struct out o = { .ok = true };
+	cJSON *root = cJSON_CreateObject();
+	char *text = NULL;
+
+	if (!root)
+		return NULL;
+	add_str(&o, root, "file", p->file);
+	add_str(&o, root, "digest", p->digest);
+	add_str(&o, root, "launchDirectory", p->cwd);
+	add_str(&o, root, "home", p->home);
+	show_net(&o, p, root);
+	show_fs(&o, p, root);
+	show_rest(&o, p, root);
+	if (o.ok)
+		text = cJSON_Print(root);
+	cJSON_Delete(root);
+	return text;
+}
