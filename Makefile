@@ -24,6 +24,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 KERNELS ?= 6.1 6.12
 
+.SECONDARY:
 .PHONY: all deps unit-test vm-test test demo bench clean
 all: $(BUILD)/bpfbox
 

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host-wide set of bpfbox programs and maps, pinned under
+ * /sys/fs/bpf/bpfbox/<build>/: loaded and attached by the first launcher,
+ * reused by every later one.
+ */
+#ifndef BPFBOX_BPF_STATE_H
+#define BPFBOX_BPF_STATE_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "errmsg.h"
+
+#define BPFBOX_PIN_ROOT "/sys/fs/bpf/bpfbox"
+#define BPFBOX_RUN_DIR "/run/bpfbox"
+
+enum net_prog {
+	NET_CONNECT4,
+	NET_CONNECT6,
+	NET_SENDMSG4,
+	NET_SENDMSG6,
+	NET_BIND4,
+	NET_BIND6,
+	NET_POST_BIND4,
+	NET_POST_BIND6,
+	NET_PROG_COUNT,
+};
+
+struct bpf_state {
+	struct bpfbox_bpf *skel; /* its maps are the pinned ones */
+	int net_prog_fd[NET_PROG_COUNT];
+	char pin_dir[PATH_MAX];
+	bool loaded_here; /* this launcher loaded and attached the programs */
+};
+
+/* Loads or reuses the pinned set; negative errno with em filled on failure. */
+int bpf_state_open(struct bpf_state **out, struct errmsg *em);
+void bpf_state_close(struct bpf_state *st);
+/* Attaches the network programs to a sandbox cgroup; they stay until the cgroup is removed. */
+int bpf_state_attach_cgroup(const struct bpf_state *st, int cgroup_fd, struct errmsg *em);
+/* The directory of this build's pins, for gc. */
+int bpf_state_pin_dir(char *out, size_t len);
+
+#endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel refusal records (struct bb_event) turned into log events. */
+#ifndef BPFBOX_KEVENT_H
+#define BPFBOX_KEVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+
+struct kevent_ctx {
+	struct log *log;
+	const char *const *rule_names; /* indexed by policy rule id */
+	size_t n_rules;
+	unsigned long long received; /* records read from the ring buffer */
+	unsigned long long refusals; /* refusals they stand for (folded repeats included) */
+};
+
+/* ring_buffer__new() callback. */
+int kevent_handle(void *ctx, void *data, size_t size);
+/* event.action of an operation (BB_OP_*). */
+const char *kevent_action(uint32_t op);
+const char *kevent_rule_name(const struct kevent_ctx *k, uint32_t rule);
+/* Reports refusals folded by the kernel's rate limit and not yet sent. */
+void kevent_report_pending(void *ctx, uint32_t op, uint32_t rule, uint64_t count);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting the command: a child cloned straight into the sandbox cgroup
+ * (CLONE_INTO_CGROUP), which first resolves the rule paths in the kernel,
+ * then waits for the launcher's go, drops every privilege and execs.
+ */
+#ifndef BPFBOX_LAUNCH_H
+#define BPFBOX_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf_state.h"
+#include "errmsg.h"
+#include "sandbox_maps.h"
+
+struct launch_spec {
+	const char *exec_path; /* resolved by the launcher; NULL when not found */
+	int exec_errno; /* why exec_path is NULL */
+	char *const *argv;
+	char *const *envp;
+	const struct bpf_state *bpf;
+	uint64_t sandbox_id;
+	int cgroup_fd;
+	const char *const *resolve_paths;
+	size_t n_resolve;
+	const int *keep_fds; /* extra descriptors passed on (--pass-fd) */
+	size_t n_keep_fds;
+};
+
+struct launch {
+	pid_t pid;
+	int pidfd;
+	int go_fd; /* write end: the launcher's go */
+	int status_fd; /* read end: resolution done, then exec failure or EOF on success */
+	struct resolve_result *results; /* shared with the child, n_resolve entries */
+	size_t n_results;
+	int exec_errno; /* after launch_go failed: errno of the failed exec or setup step */
+	bool setup_failed; /* privileges could not be dropped (never exec'd) */
+};
+
+/* Clones the child; it resolves paths and waits. */
+int launch_start(const struct launch_spec *spec, struct launch *out, struct errmsg *em);
+/* Waits until the child has resolved the rule paths (results are then valid). */
+int launch_wait_resolved(struct launch *l, struct errmsg *em);
+/* Lets the child exec; returns 0 once exec succeeded, else -errno (see exec_errno, setup_failed). */
+int launch_go(struct launch *l);
+/* Tells the child to give up without running anything (it exits 125). */
+void launch_abort(struct launch *l);
+void launch_release(struct launch *l);
+
+/* PATH search as execvp would do it, in the launcher, so the child needs no allocation. */
+int launch_find_program(const char *name, const char *path_env, char *out, size_t len);
+
+#endif

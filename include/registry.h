@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Live sandboxes, one small file each under /run/bpfbox/sandboxes/, so that
+ * `bpfbox ps` can list them and `bpfbox gc` can find what a dead supervisor left.
+ */
+#ifndef BPFBOX_REGISTRY_H
+#define BPFBOX_REGISTRY_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define REGISTRY_DIR "/run/bpfbox/sandboxes"
+
+struct registry_entry {
+	char id[64];
+	pid_t supervisor;
+	unsigned long long supervisor_start; /* /proc/PID/stat starttime, against pid reuse */
+	pid_t child;
+	uint64_t cgroup_id;
+	char cgroup[PATH_MAX];
+	char tmpdir[PATH_MAX];
+	char policy[PATH_MAX];
+	char command[1024];
+	long long started; /* unix seconds */
+};
+
+int registry_write(const struct registry_entry *e);
+int registry_read(const char *id, struct registry_entry *e);
+void registry_remove(const char *id);
+/* Is the supervisor that wrote e still running? */
+bool registry_alive(const struct registry_entry *e);
+unsigned long long process_start_time(pid_t pid);
+/* Calls fn for every entry; stops when fn returns non-zero. */
+int registry_each(int (*fn)(void *ctx, const struct registry_entry *e), void *ctx);
+
+#endif

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* The command's environment: inherited (or allow-listed), minus denied credentials, plus bpfbox's. */
+#ifndef BPFBOX_SANDBOX_ENV_H
+#define BPFBOX_SANDBOX_ENV_H
+
+#include <stddef.h>
+
+#include "policy.h"
+
+struct env_list {
+	char **v; /* NULL-terminated, for execve */
+	size_t n, cap;
+};
+
+struct env_extra {
+	const char *sandbox_id;
+	const char *tmpdir;
+	unsigned proxy_port; /* 0: no proxy variables */
+	const char *self_exe; /* bpfbox, for GIT_SSH_COMMAND's ProxyCommand */
+};
+
+int env_build(const struct policy *p, char **environ_in, const struct env_extra *x, struct env_list *out);
+const char *env_get(const struct env_list *e, const char *name);
+void env_free(struct env_list *e);
+/* Overwrites denied variables' values in this process's own initial environment block. */
+void env_scrub_self(const struct policy *p, char **environ_in);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* One sandbox's entries in the shared maps: registration, rules, removal. */
+#ifndef BPFBOX_SANDBOX_MAPS_H
+#define BPFBOX_SANDBOX_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf_state.h"
+#include "errmsg.h"
+
+/* Where a rule path led when the kernel resolved it. */
+struct resolve_result {
+	int err; /* 0, or the negative errno that stopped resolution */
+	uint32_t dev;
+	uint64_t ino;
+	uint32_t mode;
+	uint32_t missing; /* trailing components that did not exist; the identity is their ancestor's */
+};
+
+/* A rule to load: which flags (BB_R_*) the path carries and the id events report. */
+struct rule_spec {
+	const char *path;
+	uint32_t flags;
+	uint32_t rule;
+};
+
+/* Registers the sandbox in state RESOLVING with a ring buffer of its own (*ringbuf_fd). */
+int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, int *ringbuf_fd, struct errmsg *em);
+/*
+ * Loads rules whose paths the kernel resolved. A path that did not exist is
+ * matched by name below its deepest existing ancestor; *skipped counts allow
+ * rules dropped because too many of their components were missing (narrowing
+ * only), reported through note().
+ */
+int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struct rule_spec *specs,
+			    const struct resolve_result *res, size_t n,
+			    void (*note)(void *ctx, const struct rule_spec *spec, const char *what), void *ctx,
+			    struct errmsg *em);
+/* Switches the sandbox to enforcement, with the proxy port its connects may reach. */
+int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, struct errmsg *em);
+/* Counters the kernel keeps for the sandbox. */
+int sandbox_maps_counters(const struct bpf_state *st, uint64_t id, uint64_t *lost, uint64_t *denied);
+/* Calls fn for each rate-limited refusal still pending (count folded since its last event). */
+void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
+			  void (*fn)(void *ctx, uint32_t op, uint32_t rule, uint64_t count), void *ctx);
+/* Removes every entry of the sandbox from every map. */
+void sandbox_maps_remove(const struct bpf_state *st, uint64_t id);
+
+/* Child side: resolve each path in the kernel (the sandbox must be RESOLVING). Async-signal-safe. */
+void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *const *paths, size_t n,
+			   struct resolve_result *out);
+
+#endif

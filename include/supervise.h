@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Watching the command: its exit, signals to forward, the timeout, and the event stream. */
+#ifndef BPFBOX_SUPERVISE_H
+#define BPFBOX_SUPERVISE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct ring_buffer;
+
+struct supervise_opts {
+	pid_t pid;
+	int pidfd;
+	const char *cgroup_path;
+	struct ring_buffer *events;
+	int signal_fd; /* signalfd for the forwarded and cancelling signals */
+	long long timeout_ms; /* 0 = none */
+	long long kill_after_ms; /* grace between SIGTERM and cgroup.kill */
+};
+
+struct supervise_result {
+	int exit_code; /* what bpfbox exits with: the status, or 128+signal */
+	int status_code; /* exit status when exited */
+	int term_signal; /* signal that killed it, 0 when it exited */
+	const char *ended_by; /* "exit", "signal", "timeout", "cancelled" */
+	int cancel_signal; /* the signal that cancelled bpfbox, if any */
+};
+
+int supervise(const struct supervise_opts *o, struct supervise_result *r);
+
+#endif

@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: MIT
+/* bpfbox exec: run a command confined by a policy, and report what it was refused. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf_state.h"
+#include "bpfbox.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "kevent.h"
+#include "launch.h"
+#include "log.h"
+#include "policy.h"
+#include "registry.h"
+#include "sandbox_env.h"
+#include "sandbox_gc.h"
+#include "sandbox_maps.h"
+#include "sandbox_proxy.h"
+#include "supervise.h"
+
+extern char **environ;
+
+struct exec_opts {
+	const char *policy;
+	bool strict;
+	bool audit;
+	struct log_config log;
+	long long timeout_ms;
+	long long kill_after_ms;
+	int pass_fds[16];
+	size_t n_pass_fds;
+	char **argv;
+};
+
+/* Everything one run owns, released by exec_teardown whatever happened. */
+struct exec_run {
+	struct exec_opts opts;
+	struct log *log;
+	struct policy *policy;
+	struct bpf_state *bpf;
+	struct sandbox_cgroup cg;
+	bool cg_made;
+	bool maps_added;
+	int ringbuf_fd;
+	struct ring_buffer *events;
+	struct kevent_ctx kctx;
+	struct sandbox_proxy proxy;
+	bool proxy_started;
+	struct launch launch;
+	bool launched;
+	struct env_list env;
+	int signal_fd;
+	sigset_t old_mask;
+	char id[32];
+	char tmpdir[64];
+	char command_line[1024];
+	struct rule_spec *specs;
+	const char **spec_paths;
+	const char **rule_names;
+	char **owned_names;
+	size_t n_specs, n_rule_names;
+	struct timespec started;
+	bool registered;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bpfbox exec [OPTIONS] -- COMMAND [ARGS...]\n\n"
+		"  --policy FILE        policy file (default: $BPFBOX_POLICY, then /etc/bpfbox/policy.json,\n"
+		"                       then the built-in default policy)\n"
+		"  --strict             treat policy warnings as errors\n"
+		"  --audit              report would-be refusals without enforcing them\n"
+		"  --log-file PATH      append JSON lines to PATH (default: stderr)\n"
+		"  --log-fd N           write log lines to descriptor N\n"
+		"  --log-format F       json or text (default: text on a terminal, else json)\n"
+		"  --log-level L        debug, info, warn or error (default: info)\n"
+		"  --timeout DURATION   stop the whole tree after DURATION (e.g. 30s, 5m, 1500ms)\n"
+		"  --kill-after DURATION grace between SIGTERM and SIGKILL (default 5s)\n"
+		"  --pass-fd N          pass descriptor N to the command (repeatable)\n");
+}
+
+static int parse_duration(const char *s, long long *ms)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -EINVAL;
+	if (!*end || !strcmp(end, "s"))
+		*ms = (long long)(v * 1000);
+	else if (!strcmp(end, "ms"))
+		*ms = (long long)v;
+	else if (!strcmp(end, "m"))
+		*ms = (long long)(v * 60000);
+	else if (!strcmp(end, "h"))
+		*ms = (long long)(v * 3600000);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct exec_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "policy", required_argument, NULL, 'p' },    { "strict", no_argument, NULL, 's' },
+		{ "audit", no_argument, NULL, 'a' },	       { "log-file", required_argument, NULL, 'f' },
+		{ "log-fd", required_argument, NULL, 'd' },    { "log-format", required_argument, NULL, 'F' },
+		{ "log-level", required_argument, NULL, 'l' }, { "timeout", required_argument, NULL, 't' },
+		{ "kill-after", required_argument, NULL, 'k' }, { "pass-fd", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	o->log.fd = -1;
+	o->log.min_level = LOG_INFO;
+	o->kill_after_ms = 5000;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->policy = optarg;
+			break;
+		case 's':
+			o->strict = true;
+			break;
+		case 'a':
+			o->audit = true;
+			break;
+		case 'f':
+			o->log.file_path = optarg;
+			break;
+		case 'd':
+			o->log.fd = atoi(optarg);
+			break;
+		case 'F':
+			if (log_format_parse(optarg, &o->log.format)) {
+				fprintf(stderr, "bpfbox: --log-format: expected json or text, got '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'l':
+			if (log_level_parse(optarg, &o->log.min_level)) {
+				fprintf(stderr, "bpfbox: --log-level: expected debug, info, warn or error, got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 't':
+		case 'k':
+			if (parse_duration(optarg, c == 't' ? &o->timeout_ms : &o->kill_after_ms)) {
+				fprintf(stderr, "bpfbox: --%s: not a duration: '%s'\n",
+					c == 't' ? "timeout" : "kill-after", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'P':
+			if (o->n_pass_fds == 16) {
+				fprintf(stderr, "bpfbox: --pass-fd: at most 16\n");
+				return -EINVAL;
+			}
+			o->pass_fds[o->n_pass_fds++] = atoi(optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "bpfbox: exec: no command given\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+static void setup_failed(struct exec_run *r, const char *what, const struct errmsg *em)
+{
+	struct log_event *ev;
+
+	ev = log_event_new(LOG_ERROR, "event", "process", "start,error", "setup-failed", "failure");
+	log_event_message(ev, "%s: %s; the command was not run", what, em->text);
+	log_emit(r->log, ev);
+}
+
+static int load_policy(struct exec_run *r)
+{
+	struct policy_load_opts lo = { .strict = r->opts.strict };
+	struct diag_list diags;
+	const char *file = policy_discover(r->opts.policy);
+	int err;
+
+	diag_list_init(&diags);
+	if (file)
+		err = policy_load_file(file, &lo, &r->policy, &diags);
+	else
+		err = policy_default(&lo, &r->policy);
+	diag_print(&diags, file, stderr, false);
+	diag_list_free(&diags);
+	if (err) {
+		fprintf(stderr, "bpfbox: policy %s rejected; the command was not run\n", file ? file : "(default)");
+		return err;
+	}
+	return 0;
+}
+
+static uint32_t spec_flags(enum fs_rule_kind kind)
+{
+	switch (kind) {
+	case FS_DENY_READ:
+		return BB_R_DENY_READ;
+	case FS_ALLOW_READ:
+		return BB_R_ALLOW_READ;
+	case FS_ALLOW_WRITE:
+		return BB_R_ALLOW_WRITE;
+	default:
+		return BB_R_DENY_WRITE;
+	}
+}
+
+/* Rule id i names specs[i]; the table also gives events their rule names. */
+static int build_specs(struct exec_run *r)
+{
+	const struct policy *p = r->policy;
+	size_t cap = p->n_fs_rules + p->n_allow_unix_sockets + 1, n = 0;
+
+	r->specs = calloc(cap, sizeof(*r->specs));
+	r->spec_paths = calloc(cap, sizeof(*r->spec_paths));
+	r->rule_names = calloc(cap, sizeof(*r->rule_names));
+	r->owned_names = calloc(cap, sizeof(*r->owned_names));
+	if (!r->specs || !r->spec_paths || !r->rule_names || !r->owned_names)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_fs_rules && !p->fs_disabled; i++) {
+		r->specs[n] = (struct rule_spec){ p->fs_rules[i].path, spec_flags(p->fs_rules[i].kind), (uint32_t)n };
+		r->rule_names[n] = p->fs_rules[i].name;
+		n++;
+	}
+	r->specs[n] = (struct rule_spec){ r->tmpdir, BB_R_ALLOW_WRITE, (uint32_t)n };
+	r->rule_names[n] = "implicit:allowWrite:TMPDIR";
+	n++;
+	for (size_t i = 0; i < p->n_allow_unix_sockets; i++) {
+		if (asprintf(&r->owned_names[n], "allowUnixSockets:%s", p->allow_unix_sockets[i]) < 0)
+			return -ENOMEM;
+		r->specs[n] = (struct rule_spec){ p->allow_unix_sockets[i], BB_R_UNIX_ALLOW, (uint32_t)n };
+		r->rule_names[n] = r->owned_names[n];
+		n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		r->spec_paths[i] = r->specs[i].path;
+	r->n_specs = n;
+	r->n_rule_names = n;
+	return 0;
+}
+
+static uint32_t sandbox_flags(const struct exec_run *r)
+{
+	const struct policy *p = r->policy;
+	uint32_t f = 0;
+
+	if (p->audit || r->opts.audit)
+		f |= BB_SB_AUDIT;
+	if (p->allow_git_config)
+		f |= BB_SB_ALLOW_GIT_CONFIG;
+	if (p->fs_disabled)
+		f |= BB_SB_FS_DISABLED;
+	if (p->allow_all_unix_sockets)
+		f |= BB_SB_ALLOW_ALL_UNIX;
+	if (p->allow_local_binding)
+		f |= BB_SB_ALLOW_LOCAL_BIND;
+	if (p->allow_nested_userns)
+		f |= BB_SB_ALLOW_USERNS;
+	return f;
+}
+
+static void rule_note(void *ctx, const struct rule_spec *spec, const char *what)
+{
+	struct exec_run *r = ctx;
+
+	log_msg(r->log, LOG_WARN, "warning", "rule %s (%s): %s", r->rule_names[spec->rule], spec->path, what);
+}
+
+static void make_id(struct exec_run *r)
+{
+	unsigned char rnd[6] = { 0 };
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		clock_gettime(CLOCK_MONOTONIC, (struct timespec *)rnd);
+	snprintf(r->id, sizeof(r->id), "bb-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
+		 rnd[5]);
+	snprintf(r->tmpdir, sizeof(r->tmpdir), "/tmp/bpfbox-%s", r->id + 3);
+}
+
+static void join_command(struct exec_run *r)
+{
+	size_t off = 0;
+
+	r->command_line[0] = 0;
+	for (char **a = r->opts.argv; *a && off < sizeof(r->command_line) - 1; a++)
+		off += (size_t)snprintf(r->command_line + off, sizeof(r->command_line) - off, "%s%s",
+					a == r->opts.argv ? "" : " ", *a);
+}
+
+static void log_start(struct exec_run *r)
+{
+	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
+
+	log_event_set_int(ev, "process.pid", r->launch.pid);
+	log_event_set_strv(ev, "process.args", r->opts.argv);
+	log_event_set_str(ev, "bpfbox.policy.file", r->policy->file ? r->policy->file : "(default)");
+	log_event_set_str(ev, "bpfbox.policy.digest", r->policy->digest);
+	log_event_set_int(ev, "bpfbox.proxy.port", r->proxy.port);
+	log_event_set_bool(ev, "bpfbox.audit", (sandbox_flags(r) & BB_SB_AUDIT) != 0);
+	log_event_message(ev, "sandbox %s started %s (pid %d)", r->id, r->command_line, r->launch.pid);
+	log_emit(r->log, ev);
+}
+
+static long long elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1000LL + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+static void log_exit(struct exec_run *r, const struct supervise_result *res)
+{
+	uint64_t lost = 0, denied = 0;
+	struct log_event *ev;
+	bool ok = res->exit_code == 0;
+
+	sandbox_maps_counters(r->bpf, r->cg.id, &lost, &denied);
+	if (lost) {
+		ev = log_event_new(LOG_ERROR, "event", "process", "info", "events-lost", "failure");
+		log_event_set_int(ev, "bpfbox.lost", (long long)lost);
+		log_event_message(ev, "%llu kernel refusal events were lost (ring buffer full); they were enforced "
+				      "but not reported one by one",
+				  (unsigned long long)lost);
+		log_emit(r->log, ev);
+	}
+	ev = log_event_new(ok ? LOG_INFO : LOG_ERROR, "event", "process", "end", "sandbox-exit",
+			   ok ? "success" : "failure");
+	log_event_set_int(ev, "process.pid", r->launch.pid);
+	log_event_set_int(ev, "process.exit_code", res->exit_code);
+	if (res->term_signal)
+		log_event_set_int(ev, "bpfbox.signal", res->term_signal);
+	log_event_set_str(ev, "bpfbox.ended_by", res->ended_by ? res->ended_by : "exit");
+	log_event_set_int(ev, "event.duration", elapsed_ms(&r->started) * 1000000LL);
+	log_event_set_int(ev, "bpfbox.refusals.kernel", (long long)denied);
+	log_event_set_int(ev, "bpfbox.refusals.reported", (long long)r->kctx.refusals);
+	log_event_set_int(ev, "bpfbox.lost", (long long)lost);
+	log_event_message(ev, "sandbox %s ended (%s): exit status %d%s", r->id, res->ended_by ? res->ended_by : "exit",
+			  res->exit_code, denied ? ", with refusals" : "");
+	log_emit(r->log, ev);
+}
+
+/* Blocks the signals the supervisor handles; the child restores its own mask. */
+static int block_signals(struct exec_run *r)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask))
+		return -errno;
+	sigdelset(&set, SIGPIPE);
+	r->signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	return r->signal_fd < 0 ? -errno : 0;
+}
+
+static void exec_teardown(struct exec_run *r)
+{
+	if (r->launched && r->launch.go_fd >= 0)
+		launch_abort(&r->launch);
+	if (r->cg_made)
+		cgroup_kill_all(r->cg.path, 5000);
+	if (r->events) {
+		ring_buffer__consume(r->events);
+		ring_buffer__free(r->events);
+	}
+	if (r->proxy_started)
+		sandbox_proxy_stop(&r->proxy);
+	if (r->maps_added)
+		sandbox_maps_remove(r->bpf, r->cg.id);
+	if (r->ringbuf_fd >= 0)
+		close(r->ringbuf_fd);
+	if (r->cg_made)
+		cgroup_destroy(&r->cg);
+	if (r->launched)
+		launch_release(&r->launch);
+	remove_tree(r->tmpdir);
+	if (r->registered)
+		registry_remove(r->id);
+	env_free(&r->env);
+	bpf_state_close(r->bpf);
+	for (size_t i = 0; i < r->n_specs; i++)
+		free(r->owned_names ? r->owned_names[i] : NULL);
+	free(r->owned_names);
+	free(r->specs);
+	free(r->spec_paths);
+	free(r->rule_names);
+	policy_free(r->policy);
+	if (r->signal_fd >= 0)
+		close(r->signal_fd);
+	log_close(r->log);
+}
+
+static int register_sandbox(struct exec_run *r)
+{
+	struct registry_entry e = { 0 };
+
+	snprintf(e.id, sizeof(e.id), "%s", r->id);
+	e.supervisor = getpid();
+	e.supervisor_start = process_start_time(e.supervisor);
+	e.cgroup_id = r->cg.id;
+	snprintf(e.cgroup, sizeof(e.cgroup), "%s", r->cg.path);
+	snprintf(e.tmpdir, sizeof(e.tmpdir), "%s", r->tmpdir);
+	snprintf(e.policy, sizeof(e.policy), "%s", r->policy->file ? r->policy->file : "(default)");
+	snprintf(e.command, sizeof(e.command), "%s", r->command_line);
+	e.started = (long long)time(NULL);
+	e.child = r->launch.pid;
+	return registry_write(&e);
+}
+
+/* Everything up to the command's exec; on failure the command never ran. */
+static int exec_setup(struct exec_run *r, char *self_exe)
+{
+	struct launch_spec ls = { 0 };
+	struct cgroup_limits lim;
+	struct env_extra x = { 0 };
+	struct errmsg em = { { 0 } };
+	char prog[4096];
+	int err;
+
+	err = block_signals(r);
+	if (err)
+		return errmsg_set(&em, err, "blocking signals"), setup_failed(r, "signals", &em), err;
+	sandbox_gc_dead(NULL, false);
+	err = bpf_state_open(&r->bpf, &em);
+	if (err)
+		return setup_failed(r, "BPF-LSM enforcement is not available", &em), err;
+	/* Leftovers of supervisors that died (SIGKILL) go before a new sandbox starts. */
+	sandbox_gc_dead(r->bpf, false);
+	err = cgroup_create(r->id, &r->cg, &em);
+	if (err)
+		return setup_failed(r, "cgroup", &em), err;
+	r->cg_made = true;
+	lim = (struct cgroup_limits){ r->policy->limit_pids, r->policy->limit_memory_bytes,
+				      r->policy->limit_cpu_percent };
+	err = cgroup_apply_limits(&r->cg, &lim, &em);
+	if (err)
+		return setup_failed(r, "resource limits", &em), err;
+	if (mkdir(r->tmpdir, 0700))
+		return errmsg_set(&em, -errno, "creating %s", r->tmpdir), setup_failed(r, "TMPDIR", &em), -EIO;
+	err = build_specs(r);
+	if (err)
+		return errmsg_set(&em, err, "building rules"), setup_failed(r, "rules", &em), err;
+	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_flags(r), &r->ringbuf_fd, &em);
+	if (err)
+		return setup_failed(r, "registering the sandbox", &em), err;
+	r->maps_added = true;
+	r->kctx.log = r->log;
+	r->kctx.rule_names = r->rule_names;
+	r->kctx.n_rules = r->n_rule_names;
+	r->events = ring_buffer__new(r->ringbuf_fd, kevent_handle, &r->kctx, NULL);
+	if (!r->events)
+		return errmsg_set(&em, -errno, "opening the ring buffer"), setup_failed(r, "events", &em), -EIO;
+	/* The network programs are in place before the first instruction of the command. */
+	err = bpf_state_attach_cgroup(r->bpf, r->cg.dir_fd, &em);
+	if (err)
+		return setup_failed(r, "network enforcement", &em), err;
+	if (r->policy->http_proxy_port) {
+		r->proxy.port = (unsigned short)r->policy->http_proxy_port;
+	} else {
+		err = sandbox_proxy_start(&r->proxy, r->policy, r->log, &em);
+		if (err)
+			return setup_failed(r, "proxy", &em), err;
+		r->proxy_started = true;
+	}
+	x.sandbox_id = r->id;
+	x.tmpdir = r->tmpdir;
+	x.proxy_port = r->proxy.port;
+	x.self_exe = self_exe;
+	err = env_build(r->policy, environ, &x, &r->env);
+	if (err)
+		return errmsg_set(&em, err, "building the environment"), setup_failed(r, "environment", &em), err;
+	env_scrub_self(r->policy, environ);
+
+	ls.exec_errno = -launch_find_program(r->opts.argv[0], env_get(&r->env, "PATH"), prog, sizeof(prog));
+	ls.exec_path = ls.exec_errno ? NULL : prog;
+	ls.argv = r->opts.argv;
+	ls.envp = r->env.v;
+	ls.bpf = r->bpf;
+	ls.sandbox_id = r->cg.id;
+	ls.cgroup_fd = r->cg.dir_fd;
+	ls.resolve_paths = r->spec_paths;
+	ls.n_resolve = r->n_specs;
+	ls.keep_fds = r->opts.pass_fds;
+	ls.n_keep_fds = r->opts.n_pass_fds;
+	err = launch_start(&ls, &r->launch, &em);
+	if (err)
+		return setup_failed(r, "launch", &em), err;
+	r->launched = true;
+	err = launch_wait_resolved(&r->launch, &em);
+	if (!err)
+		err = sandbox_maps_load_rules(r->bpf, r->cg.id, r->specs, r->launch.results, r->n_specs, rule_note, r,
+					      &em);
+	if (!err)
+		err = sandbox_maps_enforce(r->bpf, r->cg.id, r->proxy.port, &em);
+	if (err)
+		return setup_failed(r, "loading the policy into the kernel", &em), err;
+	if (register_sandbox(r) == 0)
+		r->registered = true;
+	clock_gettime(CLOCK_MONOTONIC, &r->started);
+	log_start(r);
+	return 0;
+}
+
+static int exec_failure_status(struct exec_run *r)
+{
+	struct log_event *ev;
+	int e = r->launch.exec_errno;
+	int status = r->launch.setup_failed ? BPFBOX_EXIT_SETUP : e == ENOENT ? 127 : 126;
+
+	ev = log_event_new(LOG_ERROR, "event", "process", "start,error",
+			   r->launch.setup_failed ? "setup-failed" : "exec-failed", "failure");
+	log_event_set_str(ev, "process.executable", r->opts.argv[0]);
+	log_event_set_errno(ev, e);
+	log_event_set_int(ev, "process.exit_code", status);
+	log_event_message(ev, "%s %s: %s", r->launch.setup_failed ? "could not drop privileges for" : "cannot execute",
+			  r->opts.argv[0], strerror(e));
+	log_emit(r->log, ev);
+	if (!log_is_json(r->log) || r->opts.log.file_path || r->opts.log.fd >= 0)
+		fprintf(stderr, "bpfbox: %s: %s\n", r->opts.argv[0], e == ENOENT ? "command not found" : strerror(e));
+	return status;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	struct exec_run r = { .ringbuf_fd = -1, .signal_fd = -1 };
+	struct supervise_result res = { 0 };
+	struct supervise_opts so = { 0 };
+	char self_exe[4096];
+	ssize_t n;
+	int err, status;
+
+	memset(&r.launch, 0, sizeof(r.launch));
+	if (parse_args(argc, argv, &r.opts))
+		return BPFBOX_EXIT_SETUP;
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	self_exe[n > 0 ? n : 0] = 0;
+	make_id(&r);
+	join_command(&r);
+	err = log_open(&r.opts.log, &r.log);
+	if (err) {
+		fprintf(stderr, "bpfbox: opening the log %s: %s; the command was not run\n",
+			r.opts.log.file_path ? r.opts.log.file_path : "", strerror(-err));
+		return BPFBOX_EXIT_SETUP;
+	}
+	log_set_sandbox(r.log, r.id, r.command_line);
+	libbpf_set_print(NULL);
+	if (load_policy(&r)) {
+		exec_teardown(&r);
+		return BPFBOX_EXIT_SETUP;
+	}
+	if (r.policy->n_ignore) {
+		struct log_ignore_rule rules[64];
+		size_t k = r.policy->n_ignore < 64 ? r.policy->n_ignore : 64;
+
+		for (size_t i = 0; i < k; i++)
+			rules[i] = (struct log_ignore_rule){ r.policy->ignore[i].command,
+							     (const char *const *)r.policy->ignore[i].lines,
+							     r.policy->ignore[i].n_lines };
+		log_set_ignore(r.log, rules, k);
+	}
+	if (exec_setup(&r, self_exe)) {
+		exec_teardown(&r);
+		return BPFBOX_EXIT_SETUP;
+	}
+	if (launch_go(&r.launch)) {
+		status = exec_failure_status(&r);
+		exec_teardown(&r);
+		return status;
+	}
+	so.pid = r.launch.pid;
+	so.pidfd = r.launch.pidfd;
+	so.cgroup_path = r.cg.path;
+	so.events = r.events;
+	so.signal_fd = r.signal_fd;
+	so.timeout_ms = r.opts.timeout_ms;
+	so.kill_after_ms = r.opts.kill_after_ms;
+	err = supervise(&so, &res);
+	/* Background jobs and daemons die with the command. */
+	cgroup_kill_all(r.cg.path, 5000);
+	ring_buffer__consume(r.events);
+	sandbox_maps_pending(r.bpf, r.cg.id, kevent_report_pending, &r.kctx);
+	if (err) {
+		res.exit_code = BPFBOX_EXIT_SETUP;
+		res.ended_by = "error";
+	}
+	log_exit(&r, &res);
+	status = res.exit_code;
+	exec_teardown(&r);
+	return status;
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/* bpfbox ps and bpfbox gc. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <cjson/cJSON.h>
+
+#include "bpf_state.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "registry.h"
+#include "sandbox_gc.h"
+
+struct ps_ctx {
+	bool json;
+	cJSON *arr;
+	int count;
+};
+
+static int ps_entry(void *ctx, const struct registry_entry *e)
+{
+	struct ps_ctx *p = ctx;
+	bool alive = registry_alive(e);
+	char when[32];
+	time_t t = (time_t)e->started;
+
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	if (p->json) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "id", e->id);
+		cJSON_AddNumberToObject(o, "supervisor_pid", e->supervisor);
+		cJSON_AddNumberToObject(o, "pid", e->child);
+		cJSON_AddStringToObject(o, "command", e->command);
+		cJSON_AddStringToObject(o, "policy", e->policy);
+		cJSON_AddStringToObject(o, "started", when);
+		cJSON_AddStringToObject(o, "state", alive ? "running" : "orphaned");
+		cJSON_AddItemToArray(p->arr, o);
+	} else {
+		if (!p->count)
+			printf("%-16s %-8s %-8s %-20s %-9s %-24s %s\n", "ID", "PID", "SUPERV", "STARTED", "STATE",
+			       "POLICY", "COMMAND");
+		printf("%-16s %-8d %-8d %-20s %-9s %-24s %s\n", e->id, e->child, e->supervisor, when,
+		       alive ? "running" : "orphaned", e->policy, e->command);
+	}
+	p->count++;
+	return 0;
+}
+
+int cmd_ps(int argc, char **argv)
+{
+	struct ps_ctx p = { .json = argc > 1 && !strcmp(argv[1], "--json") };
+	char *text;
+
+	if (p.json)
+		p.arr = cJSON_CreateArray();
+	registry_each(ps_entry, &p);
+	if (p.json) {
+		text = cJSON_PrintUnformatted(p.arr);
+		puts(text ? text : "[]");
+		cJSON_free(text);
+		cJSON_Delete(p.arr);
+	}
+	return 0;
+}
+
+/* Cgroups under bpfbox's parent that no registry entry explains: left by a crash mid-setup. */
+static int gc_stray_cgroups(void)
+{
+	char parent[PATH_MAX], path[PATH_MAX + 300], id_file[PATH_MAX + 300];
+	struct dirent *de;
+	int count = 0;
+	DIR *dir;
+
+	if (cgroup_parent_ensure(parent, sizeof(parent), NULL))
+		return 0;
+	dir = opendir(parent);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, "bb-", 3))
+			continue;
+		snprintf(id_file, sizeof(id_file), "%s/%s", REGISTRY_DIR, de->d_name);
+		if (access(id_file, F_OK) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		cgroup_kill_all(path, 5000);
+		if (rmdir(path) == 0)
+			count++;
+	}
+	closedir(dir);
+	return count;
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	struct bpf_state *st = NULL;
+	struct errmsg em = { { 0 } };
+	bool all = argc > 1 && !strcmp(argv[1], "--all");
+	int n, stray;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: bpfbox gc [--all]\n  removes sandboxes whose supervisor died; --all also live ones "
+		       "and bpfbox's pinned programs\n");
+		return 0;
+	}
+	libbpf_set_print(NULL);
+	if (bpf_state_open(&st, &em))
+		fprintf(stderr, "bpfbox: gc: %s; removing cgroups and files only\n", em.text);
+	n = sandbox_gc_dead(st, all);
+	stray = gc_stray_cgroups();
+	bpf_state_close(st);
+	if (all) {
+		/* Unpinning detaches the shared programs once no sandbox needs them. */
+		if (remove_tree(BPFBOX_PIN_ROOT))
+			fprintf(stderr, "bpfbox: gc: could not remove %s\n", BPFBOX_PIN_ROOT);
+	}
+	printf("bpfbox: gc removed %d sandbox(es) and %d stray cgroup(s)\n", n, stray);
+	return 0;
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/* Building the command's environment. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sandbox_env.h"
+
+static int env_push(struct env_list *e, char *entry)
+{
+	if (!entry)
+		return -ENOMEM;
+	if (e->n + 2 > e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 64;
+		char **v = realloc(e->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(entry);
+			return -ENOMEM;
+		}
+		e->v = v;
+		e->cap = cap;
+	}
+	e->v[e->n++] = entry;
+	e->v[e->n] = NULL;
+	return 0;
+}
+
+static void env_unset(struct env_list *e, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < e->n; i++) {
+		if (strncmp(e->v[i], name, len) || e->v[i][len] != '=')
+			continue;
+		free(e->v[i]);
+		memmove(&e->v[i], &e->v[i + 1], (e->n - i) * sizeof(char *));
+		e->n--;
+		i--;
+	}
+}
+
+static int env_set(struct env_list *e, const char *name, const char *value)
+{
+	char *entry;
+
+	env_unset(e, name);
+	if (asprintf(&entry, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	return env_push(e, entry);
+}
+
+const char *env_get(const struct env_list *e, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], name, len) && e->v[i][len] == '=')
+			return e->v[i] + len + 1;
+	return NULL;
+}
+
+/* What srt puts in front of every proxy-aware client. */
+static int set_proxy_vars(struct env_list *e, const struct env_extra *x)
+{
+	static const char *const url_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+						"https_proxy", "GRPC_PROXY", "grpc_proxy",
+						"FTP_PROXY", "ftp_proxy", "DOCKER_HTTP_PROXY",
+						"DOCKER_HTTPS_PROXY", "CLOUDSDK_PROXY_TYPE" };
+	char url[64], socks[64], hostport[32], ssh[4200];
+	int err = 0;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", x->proxy_port);
+	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", x->proxy_port);
+	snprintf(hostport, sizeof(hostport), "127.0.0.1:%u", x->proxy_port);
+	for (size_t i = 0; i < sizeof(url_vars) / sizeof(url_vars[0]) - 1 && !err; i++)
+		err = env_set(e, url_vars[i], url);
+	if (!err)
+		err = env_set(e, "CLOUDSDK_PROXY_TYPE", "http");
+	if (!err)
+		err = env_set(e, "CLOUDSDK_PROXY_ADDRESS", "127.0.0.1");
+	if (!err) {
+		char port[16];
+
+		snprintf(port, sizeof(port), "%u", x->proxy_port);
+		err = env_set(e, "CLOUDSDK_PROXY_PORT", port);
+	}
+	if (!err)
+		err = env_set(e, "ALL_PROXY", socks);
+	if (!err)
+		err = env_set(e, "all_proxy", socks);
+	if (!err)
+		err = env_set(e, "RSYNC_PROXY", hostport);
+	if (!err)
+		err = env_set(e, "BPFBOX_PROXY", hostport);
+	if (!err)
+		err = env_set(e, "NO_PROXY", "localhost,127.0.0.1,::1");
+	if (!err)
+		err = env_set(e, "no_proxy", "localhost,127.0.0.1,::1");
+	if (!err)
+		err = env_set(e, "NODE_USE_ENV_PROXY", "1");
+	if (!err && x->self_exe) {
+		snprintf(ssh, sizeof(ssh), "ssh -o ProxyCommand='%s connect %%h %%p'", x->self_exe);
+		err = env_set(e, "GIT_SSH_COMMAND", ssh);
+	}
+	return err;
+}
+
+/* git.safeDirectories: srt passes them as safe.directory through GIT_CONFIG_*. */
+static int set_git_safe_dirs(struct env_list *e, const struct policy *p)
+{
+	char key[64], count[16];
+	int err = 0;
+
+	if (!p->n_git_safe_dirs)
+		return 0;
+	for (size_t i = 0; i < p->n_git_safe_dirs && !err; i++) {
+		snprintf(key, sizeof(key), "GIT_CONFIG_KEY_%zu", i);
+		err = env_set(e, key, "safe.directory");
+		snprintf(key, sizeof(key), "GIT_CONFIG_VALUE_%zu", i);
+		if (!err)
+			err = env_set(e, key, p->git_safe_dirs[i]);
+	}
+	snprintf(count, sizeof(count), "%zu", p->n_git_safe_dirs);
+	return err ? err : env_set(e, "GIT_CONFIG_COUNT", count);
+}
+
+int env_build(const struct policy *p, char **environ_in, const struct env_extra *x, struct env_list *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (char **v = environ_in; v && *v && !err; v++) {
+		const char *eq = strchr(*v, '=');
+		char name[256];
+		size_t len;
+
+		if (!eq)
+			continue;
+		len = (size_t)(eq - *v);
+		if (len >= sizeof(name))
+			continue;
+		memcpy(name, *v, len);
+		name[len] = 0;
+		if (policy_env_denied(p, name) || !policy_env_allowed(p, name))
+			continue;
+		err = env_push(out, strdup(*v));
+	}
+	if (!err)
+		err = env_set(out, "TMPDIR", x->tmpdir);
+	if (!err)
+		err = env_set(out, "BPFBOX_SANDBOX_ID", x->sandbox_id);
+	if (!err)
+		err = env_set(out, "SANDBOX_RUNTIME", "1");
+	if (!err && x->proxy_port)
+		err = set_proxy_vars(out, x);
+	if (!err)
+		err = set_git_safe_dirs(out, p);
+	if (!err && !out->v)
+		err = env_push(out, strdup("BPFBOX=1"));
+	if (err)
+		env_free(out);
+	return err;
+}
+
+void env_free(struct env_list *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->v[i]);
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}
+
+void env_scrub_self(const struct policy *p, char **environ_in)
+{
+	for (char **v = environ_in; v && *v; v++) {
+		char *eq = strchr(*v, '=');
+		char name[256];
+		size_t len;
+
+		if (!eq || (len = (size_t)(eq - *v)) >= sizeof(name))
+			continue;
+		memcpy(name, *v, len);
+		name[len] = 0;
+		/* /proc/PID/environ shows this block: the secret must not stay in it. */
+		if (policy_env_denied(p, name))
+			memset(eq + 1, 'x', strlen(eq + 1));
+	}
+}

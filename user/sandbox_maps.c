@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/* A sandbox's entries in the shared maps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpfbox.h"
+#include "bpfbox.skel.h"
+#include "mandatory.h"
+#include "sandbox_maps.h"
+
+#define RINGBUF_BYTES (1 << 20)
+
+struct bb_rate_key {
+	uint64_t sandbox;
+	uint64_t object;
+	uint32_t op;
+	uint32_t rule;
+};
+
+struct bb_rate {
+	uint64_t last_ns;
+	uint64_t pending;
+};
+
+struct bb_port_key {
+	uint64_t sandbox;
+	uint32_t port;
+	uint32_t proto;
+};
+
+int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, int *ringbuf_fd, struct errmsg *em)
+{
+	struct bb_sandbox sb = { .id = id, .flags = flags, .state = BB_STATE_RESOLVING };
+	struct bb_resolve slot = { 0 };
+	int rb, err;
+
+	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bb_events", 0, 0, RINGBUF_BYTES, NULL);
+	if (rb < 0)
+		return errmsg_set(em, -errno, "creating the sandbox's ring buffer");
+	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.sandbox_events), &id, &rb, BPF_NOEXIST)) {
+		err = errmsg_set(em, -errno, "registering the ring buffer (too many sandboxes? limit %d)",
+				 BB_MAX_SANDBOXES);
+		close(rb);
+		return err;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.resolve_slots), &id, &slot, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(st->skel->maps.sandboxes), &id, &sb, BPF_NOEXIST)) {
+		err = errmsg_set(em, -errno, "registering the sandbox (too many sandboxes? limit %d)",
+				 BB_MAX_SANDBOXES);
+		sandbox_maps_remove(st, id);
+		close(rb);
+		return err;
+	}
+	*ringbuf_fd = rb;
+	return 0;
+}
+
+/* Adds flags to an inode's entry, keeping srt's precedence at a single node. */
+static int merge_rule(int fd, const void *key, uint32_t flags, uint32_t rule)
+{
+	struct bb_rule v = { 0 };
+
+	bpf_map_lookup_elem(fd, key, &v);
+	if (flags & BB_R_ALLOW_READ)
+		v.read_rule = rule; /* allowRead wins over denyRead on the same path */
+	else if ((flags & BB_R_DENY_READ) && !(v.flags & BB_R_ALLOW_READ))
+		v.read_rule = rule;
+	if (flags & BB_R_DENY_WRITE)
+		v.write_rule = rule; /* denyWrite wins over allowWrite */
+	else if ((flags & BB_R_ALLOW_WRITE) && !(v.flags & BB_R_DENY_WRITE))
+		v.write_rule = rule;
+	v.flags |= flags;
+	if (bpf_map_update_elem(fd, key, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Hash chain of the last `missing` components of path, as the kernel walks them. */
+static int missing_chain(const char *path, uint32_t missing, uint64_t *chain)
+{
+	const char *comp[BB_NAME_CHAIN];
+	size_t lens[BB_NAME_CHAIN];
+	const char *end = path + strlen(path), *p = end;
+	uint64_t h = 0;
+
+	if (missing == 0 || missing > BB_NAME_CHAIN)
+		return -EINVAL;
+	for (uint32_t i = 0; i < missing; i++) {
+		const char *stop = p;
+
+		while (p > path && p[-1] != '/')
+			p--;
+		comp[missing - 1 - i] = p;
+		lens[missing - 1 - i] = (size_t)(stop - p);
+		if (p > path)
+			p--; /* the slash */
+	}
+	for (uint32_t i = 0; i < missing; i++)
+		h = bb_chain_hash(h, component_name_hash(comp[i], lens[i]));
+	*chain = h;
+	return 0;
+}
+
+int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struct rule_spec *specs,
+			    const struct resolve_result *res, size_t n,
+			    void (*note)(void *ctx, const struct rule_spec *spec, const char *what), void *ctx,
+			    struct errmsg *em)
+{
+	int inode_fd = bpf_map__fd(st->skel->maps.inode_rules);
+	int name_fd = bpf_map__fd(st->skel->maps.name_rules);
+	uint32_t allow = BB_R_ALLOW_READ | BB_R_ALLOW_WRITE | BB_R_UNIX_ALLOW;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		struct bb_inode_key ik = { .sandbox = id, .ino = res[i].ino, .dev = res[i].dev };
+		struct bb_name_key nk = { .sandbox = id, .ino = res[i].ino, .dev = res[i].dev };
+		uint32_t flags = specs[i].flags, missing = res[i].missing;
+
+		if (res[i].err)
+			return errmsg_set(em, res[i].err, "resolving %s in the kernel", specs[i].path);
+		if (!missing) {
+			err = merge_rule(inode_fd, &ik, flags, specs[i].rule);
+			if (err)
+				return errmsg_set(em, err, "loading the rule for %s (rule map full? limit %d)",
+						  specs[i].path, BB_MAX_RULES);
+			continue;
+		}
+		if (flags & BB_R_UNIX_ALLOW) {
+			/* Peers are matched by the socket file's identity, which does not exist yet. */
+			if (note)
+				note(ctx, &specs[i], "socket does not exist at launch; the rule cannot apply");
+			continue;
+		}
+		if (missing > BB_NAME_CHAIN) {
+			if (flags & allow) {
+				if (note)
+					note(ctx, &specs[i], "more missing path components than the kernel matches "
+							     "by name; this allow rule is not loaded");
+				continue;
+			}
+			/* A deny may cover more than asked: fail closed. */
+			if (note)
+				note(ctx, &specs[i], "too many missing path components; denying from the first "
+						     "missing ones down");
+			missing = BB_NAME_CHAIN;
+		}
+		nk.depth = missing;
+		{
+			char trimmed[4096];
+			const char *path = specs[i].path;
+			uint32_t extra = res[i].missing - missing;
+
+			/* When a deny was widened, drop the components beyond the chain. */
+			snprintf(trimmed, sizeof(trimmed), "%s", path);
+			for (uint32_t k = 0; k < extra; k++) {
+				char *slash = strrchr(trimmed, '/');
+
+				if (slash)
+					*slash = 0;
+			}
+			err = missing_chain(trimmed, missing, &nk.hash);
+		}
+		if (!err)
+			err = merge_rule(name_fd, &nk, flags, specs[i].rule);
+		if (!err)
+			err = merge_rule(inode_fd, &ik, BB_R_ANCHOR, 0);
+		if (err)
+			return errmsg_set(em, err, "loading the rule for %s (rule map full? limit %d)", specs[i].path,
+					  BB_MAX_RULES);
+	}
+	return 0;
+}
+
+int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, struct errmsg *em)
+{
+	int fd = bpf_map__fd(st->skel->maps.sandboxes);
+	struct bb_sandbox sb;
+
+	if (bpf_map_lookup_elem(fd, &id, &sb))
+		return errmsg_set(em, -errno, "looking up the sandbox");
+	sb.state = BB_STATE_ENFORCING;
+	sb.proxy_port = proxy_port;
+	if (bpf_map_update_elem(fd, &id, &sb, BPF_EXIST))
+		return errmsg_set(em, -errno, "switching the sandbox to enforcement");
+	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.resolve_slots), &id);
+	return 0;
+}
+
+int sandbox_maps_counters(const struct bpf_state *st, uint64_t id, uint64_t *lost, uint64_t *denied)
+{
+	struct bb_sandbox sb;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.sandboxes), &id, &sb))
+		return -errno;
+	*lost = sb.lost;
+	*denied = sb.denied;
+	return 0;
+}
+
+void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
+			  void (*fn)(void *ctx, uint32_t op, uint32_t rule, uint64_t count), void *ctx)
+{
+	int fd = bpf_map__fd(st->skel->maps.rate_limit);
+	struct bb_rate_key key, next;
+	struct bb_rate v;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.sandbox != id || bpf_map_lookup_elem(fd, &key, &v) || !v.pending)
+			continue;
+		fn(ctx, key.op, key.rule, v.pending);
+	}
+}
+
+/* Deletes the keys of one sandbox from a map whose keys start with the sandbox id. */
+static void delete_sandbox_keys(int fd, uint64_t id, size_t key_size)
+{
+	unsigned char key[64], next[64];
+	bool restart = true;
+
+	while (restart) {
+		void *prev = NULL;
+
+		restart = false;
+		while (!bpf_map_get_next_key(fd, prev, next)) {
+			memcpy(key, next, key_size);
+			prev = key;
+			if (memcmp(key, &id, sizeof(id)))
+				continue;
+			/* Deleting while iterating a hash map can skip entries: go round again. */
+			bpf_map_delete_elem(fd, key);
+			restart = true;
+			break;
+		}
+	}
+}
+
+void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
+{
+	delete_sandbox_keys(bpf_map__fd(st->skel->maps.inode_rules), id, sizeof(struct bb_inode_key));
+	delete_sandbox_keys(bpf_map__fd(st->skel->maps.name_rules), id, sizeof(struct bb_name_key));
+	delete_sandbox_keys(bpf_map__fd(st->skel->maps.rate_limit), id, sizeof(struct bb_rate_key));
+	delete_sandbox_keys(bpf_map__fd(st->skel->maps.bound_ports), id, sizeof(struct bb_port_key));
+	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.resolve_slots), &id);
+	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.sandbox_events), &id);
+	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.sandboxes), &id);
+}
+
+/* Strips the last component of path in place; false at "/". */
+static bool strip_last(char *path)
+{
+	char *slash = strrchr(path, '/');
+
+	if (!slash || (slash == path && !path[1]))
+		return false;
+	if (slash == path)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	return true;
+}
+
+void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *const *paths, size_t n,
+			   struct resolve_result *out)
+{
+	int slot_fd = bpf_map__fd(st->skel->maps.resolve_slots);
+	struct bb_resolve slot = { 0 };
+	uint64_t seq = 0;
+	char buf[4096];
+	int fd;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(paths[i]);
+
+		memset(&out[i], 0, sizeof(out[i]));
+		if (len >= sizeof(buf)) {
+			out[i].err = -ENAMETOOLONG;
+			continue;
+		}
+		memcpy(buf, paths[i], len + 1);
+		for (;;) {
+			/* The kernel records the inode and refuses the open: nothing is opened. */
+			fd = open(buf, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+			if (fd >= 0) {
+				close(fd);
+				out[i].err = -EPROTO; /* the resolver hook did not run */
+				break;
+			}
+			if (errno == EPERM) {
+				if (bpf_map_lookup_elem(slot_fd, &id, &slot) || slot.seq != seq + 1) {
+					out[i].err = -EPROTO;
+					break;
+				}
+				seq = slot.seq;
+				out[i].dev = slot.dev;
+				out[i].ino = slot.ino;
+				out[i].mode = slot.mode;
+				break;
+			}
+			if ((errno != ENOENT && errno != ENOTDIR) || !strip_last(buf)) {
+				out[i].err = -errno;
+				break;
+			}
+			out[i].missing++;
+		}
+	}
+}

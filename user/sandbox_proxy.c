@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/* Wiring the proxy to the policy (decisions) and the log (one event per decision). */
+#include <errno.h>
+#include <string.h>
+
+#include "sandbox_proxy.h"
+
+static void decide(void *ctx, const char *host, unsigned port, struct proxy_decision *out)
+{
+	struct sandbox_proxy *sp = ctx;
+	const char *rule = NULL, *reason = NULL;
+	enum net_verdict v = policy_decide_host(sp->policy, host, port, &rule, &reason);
+
+	out->allow = v == NET_ALLOW;
+	out->rule = rule;
+	out->reason = reason;
+}
+
+static void on_event(void *ctx, const struct proxy_event *pe)
+{
+	struct sandbox_proxy *sp = ctx;
+	bool refused = !pe->allowed;
+	struct log_event *ev;
+	const char *action = !strcmp(pe->protocol, "http-connect") ? "proxy-connect"
+			     : !strcmp(pe->protocol, "http")	       ? "proxy-http"
+								       : "proxy-socks";
+
+	ev = log_event_new(refused ? LOG_WARN : LOG_INFO, "event", "network",
+			   refused ? "connection,denied" : "connection,allowed", action,
+			   refused ? "failure" : "success");
+	if (pe->host)
+		log_event_set_str(ev, "destination.domain", pe->host);
+	if (pe->port)
+		log_event_set_int(ev, "destination.port", pe->port);
+	if (pe->method)
+		log_event_set_str(ev, "http.request.method", pe->method);
+	if (pe->status)
+		log_event_set_int(ev, "bpfbox.proxy.status", pe->status);
+	if (pe->client_addr)
+		log_event_set_str(ev, "source.address", pe->client_addr);
+	log_event_set_str(ev, "network.protocol", pe->protocol);
+	log_event_set_str(ev, "rule.name", pe->rule ? pe->rule : "malformed");
+	if (pe->reason)
+		log_event_set_str(ev, "event.reason", pe->reason);
+	log_event_set_int(ev, "source.bytes", (long long)pe->bytes_up);
+	log_event_set_int(ev, "destination.bytes", (long long)pe->bytes_down);
+	if (pe->error)
+		log_event_set_str(ev, "error.message", pe->error);
+	log_event_message(ev, "%s %s %s:%u via the proxy (%s)%s%s", refused ? "denied" : "allowed",
+			  pe->method ? pe->method : pe->protocol, pe->host ? pe->host : "?", pe->port,
+			  pe->rule ? pe->rule : "malformed request", pe->error ? ": " : "", pe->error ? pe->error : "");
+	if (refused)
+		log_event_violation(ev);
+	log_emit(sp->log, ev);
+}
+
+int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em)
+{
+	struct proxy_config cfg = { 0 };
+	const char *texts[256], *why = NULL;
+	size_t n = p->n_denied_addrs < 256 ? p->n_denied_addrs : 256;
+	int err;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->policy = p;
+	sp->log = log;
+	for (size_t i = 0; i < n; i++)
+		texts[i] = p->denied_addrs[i].text;
+	err = addr_guard_init(&sp->guard, texts, n, &why);
+	if (err)
+		return errmsg_set(em, err, "network.deniedResolvedAddresses: %s", why ? why : "invalid");
+	/* An address allowed as a literal stays reachable even in a refused class. */
+	for (size_t i = 0; i < p->n_allowed_domains; i++) {
+		const struct domain_pattern *d = &p->allowed_domains[i];
+
+		if (d->kind == DOMAIN_IPV4 || d->kind == DOMAIN_IPV6)
+			addr_guard_add_allow(&sp->guard, d->host, &why);
+	}
+	cfg.decide = decide;
+	cfg.canonicalise = host_canonicalise;
+	cfg.on_event = on_event;
+	cfg.ctx = sp;
+	cfg.guard = &sp->guard;
+	err = proxy_start(&cfg, &sp->proxy, &sp->port);
+	if (err) {
+		addr_guard_free(&sp->guard);
+		return errmsg_set(em, err, "starting the sandbox's proxy on 127.0.0.1");
+	}
+	return 0;
+}
+
+void sandbox_proxy_stop(struct sandbox_proxy *sp)
+{
+	if (sp->proxy)
+		proxy_stop(sp->proxy);
+	sp->proxy = NULL;
+	addr_guard_free(&sp->guard);
+}

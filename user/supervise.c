@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/* The supervisor's event loop. */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "supervise.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+enum phase { RUNNING, TERMINATING, KILLING };
+
+static void arm(int tfd, long long ms)
+{
+	struct itimerspec its = { 0 };
+
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (ms % 1000) * 1000000;
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(tfd, 0, &its, NULL);
+}
+
+/* Graceful stop of the whole tree: SIGTERM to every process, then cgroup.kill after the grace. */
+static void begin_termination(const struct supervise_opts *o, int tfd, enum phase *phase)
+{
+	if (*phase != RUNNING)
+		return;
+	cgroup_signal_all(o->cgroup_path, SIGTERM);
+	*phase = TERMINATING;
+	arm(tfd, o->kill_after_ms);
+}
+
+/* Forwards the signal to the command; returns true when it cancels the run. */
+static bool handle_signal(const struct supervise_opts *o, struct supervise_result *r)
+{
+	struct signalfd_siginfo si;
+	int sig;
+
+	if (read(o->signal_fd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	sig = (int)si.ssi_signo;
+	if (sig == SIGCHLD)
+		return false;
+	/* A terminal's ^C or ^\ already reached the command, which shares the process group. */
+	if (!(si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT)))
+		kill(o->pid, sig);
+	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+		return false;
+	if (!r->cancel_signal)
+		r->cancel_signal = sig;
+	return true;
+}
+
+int supervise(const struct supervise_opts *o, struct supervise_result *r)
+{
+	struct epoll_event ev, evs[4];
+	enum phase phase = RUNNING;
+	bool timed_out = false;
+	siginfo_t info;
+	int ep, tfd, err = 0, rb_fd = -1;
+
+	memset(r, 0, sizeof(*r));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (ep < 0 || tfd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	ev.events = EPOLLIN;
+	ev.data.u32 = 0;
+	epoll_ctl(ep, EPOLL_CTL_ADD, o->pidfd, &ev);
+	ev.data.u32 = 1;
+	epoll_ctl(ep, EPOLL_CTL_ADD, o->signal_fd, &ev);
+	ev.data.u32 = 2;
+	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+	if (o->events) {
+		rb_fd = ring_buffer__epoll_fd(o->events);
+		ev.data.u32 = 3;
+		epoll_ctl(ep, EPOLL_CTL_ADD, rb_fd, &ev);
+	}
+	if (o->timeout_ms > 0)
+		arm(tfd, o->timeout_ms);
+	for (;;) {
+		int n = epoll_wait(ep, evs, 4, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t ticks;
+
+			switch (evs[i].data.u32) {
+			case 0:
+				memset(&info, 0, sizeof(info));
+				if (waitid(P_PIDFD, (id_t)o->pidfd, &info, WEXITED | WNOHANG) == 0 && info.si_pid)
+					goto exited;
+				break;
+			case 1:
+				if (handle_signal(o, r))
+					begin_termination(o, tfd, &phase);
+				break;
+			case 2:
+				(void)!read(tfd, &ticks, sizeof(ticks));
+				if (phase == RUNNING) {
+					timed_out = true;
+					begin_termination(o, tfd, &phase);
+				} else if (phase == TERMINATING) {
+					phase = KILLING;
+					cgroup_kill_all(o->cgroup_path, 0);
+				}
+				break;
+			case 3:
+				ring_buffer__consume(o->events);
+				break;
+			}
+		}
+	}
+	goto cleanup;
+exited:
+	if (info.si_code == CLD_EXITED) {
+		r->status_code = info.si_status;
+		r->exit_code = info.si_status;
+		r->ended_by = "exit";
+	} else {
+		r->term_signal = info.si_status;
+		r->exit_code = 128 + info.si_status;
+		r->ended_by = "signal";
+	}
+	if (timed_out)
+		r->ended_by = "timeout";
+	else if (r->cancel_signal)
+		r->ended_by = "cancelled";
+cleanup:
+	if (tfd >= 0)
+		close(tfd);
+	if (ep >= 0)
+		close(ep);
+	return err;
+}
