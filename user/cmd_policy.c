@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `bpfbox policy check|show|explain`: the administrator's view of a policy
+ * file, using exactly the loader and decision model that exec relies on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "policy.h"
+
+#define EXIT_USAGE 2
+
+struct opts {
+	bool strict, debug, write, force_path, force_host;
+	const char *args[2];
+	int nargs;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bpfbox policy check [--strict] [--debug] [FILE]\n"
+		"       bpfbox policy show [--strict] [--debug] [FILE]\n"
+		"       bpfbox policy explain [--strict] [--write] [--path|--host] FILE TARGET\n"
+		"\n"
+		"  check    validate FILE, list every problem; exit 0, or 125 if rejected\n"
+		"  show     print the effective policy as JSON (absolute paths, canonical\n"
+		"           domains, mandatory entries, defaults filled in)\n"
+		"  explain  the decision for TARGET and the rule that made it; TARGET is a\n"
+		"           path (read, or write with --write) or HOST[:PORT] (port 443 if\n"
+		"           omitted); exit 0 allowed, 1 denied\n"
+		"\n"
+		"Without FILE, check and show use --policy's discovery order:\n"
+		"$BPFBOX_POLICY, then " POLICY_SYSTEM_PATH ", else the built-in default.\n"
+		"  --strict  warnings (unknown keys, ...) are errors\n"
+		"  --debug   also print debug notes (ignored srt-only fields, ...)\n");
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--strict"))
+			o->strict = true;
+		else if (!strcmp(a, "--debug") || !strcmp(a, "-v"))
+			o->debug = true;
+		else if (!strcmp(a, "--write"))
+			o->write = true;
+		else if (!strcmp(a, "--path"))
+			o->force_path = true;
+		else if (!strcmp(a, "--host"))
+			o->force_host = true;
+		else if (!strcmp(a, "--")) {
+			/* Everything after "--" is FILE/TARGET, even "-x". */
+			for (i++; i < argc; i++) {
+				if (o->nargs == 2)
+					return -1;
+				o->args[o->nargs++] = argv[i];
+			}
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "bpfbox: policy: unknown option '%s'\n", a);
+			return -1;
+		} else if (o->nargs == 2) {
+			fprintf(stderr, "bpfbox: policy: too many arguments\n");
+			return -1;
+		} else {
+			o->args[o->nargs++] = a;
+		}
+	}
+	return 0;
+}
+
+/* Loads FILE (or the discovered/default policy); prints problems. */
+static int load(const char *file, const struct opts *o, struct policy **p)
+{
+	struct policy_load_opts lo = { .strict = o->strict };
+	struct diag_list d = DIAG_LIST_INIT;
+	int ret;
+
+	ret = file ? policy_load_file(file, &lo, p, &d) : policy_default(&lo, p);
+	diag_print(&d, file, stderr, o->debug);
+	diag_list_free(&d);
+	if (ret)
+		fprintf(stderr, "bpfbox: policy rejected; the command was not run\n");
+	return ret;
+}
+
+static const char *discover(const struct opts *o)
+{
+	const char *f = o->nargs ? o->args[0] : policy_discover(NULL);
+
+	if (!f)
+		fprintf(stderr, "bpfbox: no policy file given or found; using the "
+			"built-in default\n");
+	return f;
+}
+
+static int do_check(const struct opts *o)
+{
+	const char *file = discover(o);
+	struct policy *p = NULL;
+
+	if (load(file, o, &p))
+		return BPFBOX_EXIT_SETUP;
+	printf("bpfbox: %s: policy ok (sha256 %s)\n", file ? file : "(default)", p->digest);
+	policy_free(p);
+	return 0;
+}
+
+static int do_show(const struct opts *o)
+{
+	const char *file = discover(o);
+	struct policy *p = NULL;
+	char *text;
+
+	if (load(file, o, &p))
+		return BPFBOX_EXIT_SETUP;
+	text = policy_to_json(p);
+	policy_free(p);
+	if (!text) {
+		fprintf(stderr, "bpfbox: out of memory\n");
+		return BPFBOX_EXIT_SETUP;
+	}
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
+static bool looks_like_path(const char *t)
+{
+	return strchr(t, '/') || t[0] == '~' || t[0] == '.';
+}
+
+static int explain_path(const struct policy *p, const char *target, bool write)
+{
+	struct fs_decision d;
+	const char *why;
+	char *abs = NULL;
+
+	if (policy_path_resolve_target(target, p->cwd, p->home, &abs, &why)) {
+		fprintf(stderr, "bpfbox: %s: %s\n", target, why ? why : "out of memory");
+		return EXIT_USAGE;
+	}
+	if (write)
+		policy_decide_write(p, abs, &d);
+	else
+		policy_decide_read(p, abs, &d);
+	printf("%s %s: %s by %s", write ? "write" : "read", abs,
+	       d.allowed ? "allowed" : "denied", d.rule_name);
+	if (d.rule && !d.rule->from_default && strcmp(d.rule->source, d.rule->path))
+		printf(" (written \"%s\")", d.rule->source);
+	if (!strncmp(d.rule_name, "mandatory:", 10))
+		printf(" (always write-protected, at any depth)");
+	printf("\n");
+	if (p->audit && !d.allowed)
+		printf("audit mode: this would be logged, not blocked\n");
+	free(abs);
+	return d.allowed ? 0 : 1;
+}
+
+/* HOST, HOST:PORT, [V6], [V6]:PORT or a bare IPv6 literal. */
+static int split_host(const char *t, char *host, size_t hlen, unsigned *port)
+{
+	const char *colon = NULL, *end;
+	size_t n;
+
+	*port = 443;
+	if (t[0] == '[') {
+		end = strchr(t, ']');
+		if (!end)
+			return -1;
+		n = end - t + 1;
+		if (end[1] == ':')
+			colon = end + 1;
+		else if (end[1])
+			return -1;
+	} else {
+		colon = strchr(t, ':');
+		if (colon && strchr(colon + 1, ':'))
+			colon = NULL;	/* unbracketed IPv6: no port */
+		n = colon ? (size_t)(colon - t) : strlen(t);
+	}
+	if (n >= hlen)
+		return -1;
+	memcpy(host, t, n);
+	host[n] = '\0';
+	if (colon) {
+		char *e;
+		long v = strtol(colon + 1, &e, 10);
+
+		if (!colon[1] || *e || v < 1 || v > 65535)
+			return -1;
+		*port = (unsigned)v;
+	}
+	return 0;
+}
+
+static int explain_host(const struct policy *p, const char *target)
+{
+	char host[DOMAIN_TEXT_MAX];
+	const char *rule, *reason;
+	enum net_verdict v;
+	unsigned port;
+
+	if (split_host(target, host, sizeof(host), &port)) {
+		printf("%s: denied (malformed host or port)\n", target);
+		return 1;
+	}
+	v = policy_decide_host(p, host, port, &rule, &reason);
+	printf("connect %s port %u: %s by %s", host, port, v == NET_ALLOW ? "allowed" : "denied",
+	       rule);
+	if (reason)
+		printf(" (%s: %s)", v == NET_DENY_MALFORMED ? "why" : "reason", reason);
+	printf("\n");
+	if (p->audit && v != NET_ALLOW)
+		printf("audit mode: this would be logged, not blocked\n");
+	return v == NET_ALLOW ? 0 : 1;
+}
+
+static int do_explain(const struct opts *o)
+{
+	struct policy *p = NULL;
+	const char *target;
+	int ret;
+
+	if (o->nargs != 2 || (o->force_path && o->force_host) ||
+	    (o->write && o->force_host)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (load(o->args[0], o, &p))
+		return BPFBOX_EXIT_SETUP;
+	target = o->args[1];
+	if (o->write || o->force_path || (!o->force_host && looks_like_path(target)))
+		ret = explain_path(p, target, o->write);
+	else
+		ret = explain_host(p, target);
+	policy_free(p);
+	return ret;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	const char *sub;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	sub = argv[1];
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (parse_args(argc - 2, argv + 2, &o)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(sub, "check") && o.nargs <= 1)
+		return do_check(&o);
+	if (!strcmp(sub, "show") && o.nargs <= 1)
+		return do_show(&o);
+	if (!strcmp(sub, "explain"))
+		return do_explain(&o);
+	usage(stderr);
+	return EXIT_USAGE;
+}
