@@ -158,9 +158,10 @@ enum net_verdict { NET_DENY_MALFORMED, NET_DENY_DENIED, NET_ALLOW, NET_DENY_NOT_
 /*
  * Canonicalises host, then: malformed -> deny; any deniedDomains match ->
  * deny (*reason = deniedDomainReasons entry or NULL); any allowedDomains
- * match -> allow; else deny. *rule_name: "deniedDomains:<entry>",
- * "allowedDomains:<entry>", "malformed:<why>" or "default:network".
- * rule_name and reason may be NULL.
+ * match -> allow; else deny. *rule_name: "deniedDomains:<canonical entry>",
+ * "allowedDomains:<canonical entry>", "malformed" (then *reason says why)
+ * or "default:network". Strings live as long as p (or are static).
+ * rule_name and reason may be NULL. Port 0 or above 65535 is malformed.
  */
 enum net_verdict policy_decide_host(const struct policy *p, const char *host, unsigned port,
 				    const char **rule_name, const char **reason);

@@ -23,8 +23,8 @@
 
 struct fx {
 	char root[PATH_MAX];	/* realpath of a fresh temporary directory */
-	char home[PATH_MAX];
-	char cwd[PATH_MAX];
+	char home[PATH_MAX + 64];
+	char cwd[PATH_MAX + 64];
 };
 
 static void mk(const struct fx *fx, const char *rel, bool dir)
