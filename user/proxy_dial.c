@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+/* Non-blocking dial of one already-checked address: no resolution happens here. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy.h"
+
+int proxy_dial_start(const struct sockaddr_storage *ss, unsigned port)
+{
+	struct sockaddr_storage a = *ss;
+	socklen_t len;
+	int fd, one = 1;
+
+	if (a.ss_family == AF_INET) {
+		((struct sockaddr_in *)&a)->sin_port = htons((unsigned short)port);
+		len = sizeof(struct sockaddr_in);
+	} else if (a.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)&a)->sin6_port = htons((unsigned short)port);
+		len = sizeof(struct sockaddr_in6);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	fd = socket(a.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* Interactive tunnels (ssh) suffer from Nagle on top of the client's own. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&a, len) && errno != EINPROGRESS) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int proxy_dial_result(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return -errno;
+	return -err;
+}

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The proxy's event loop: one thread, one edge-triggered epoll set, every
+ * client and upstream socket non-blocking. Idle clients cost a struct and a
+ * head buffer; nothing a client does can block the loop (names are resolved
+ * by proxy_resolve.c's workers). See docs/proxy.md for the reasoning.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "addr_guard.h"
+#include "proxy.h"
+
+#define TAG_LISTEN 1ULL
+#define TAG_WAKE 2ULL
+#define TAG_UPSTREAM 1ULL	/* low bit of a conn pointer: the upstream socket */
+#define MAX_EVENTS 64
+#define ACCEPT_BURST 64
+#define ACCEPT_PAUSE_MS 100
+#define PUMP_ROUNDS 16
+
+struct proxy {
+	struct proxy_config cfg;
+	struct addr_guard own_guard;
+	const struct addr_guard *guard;
+	int lfd, epfd, wakefd;
+	struct sockaddr_in self;
+	pthread_t thread;
+	bool thread_started;
+	atomic_bool stop;
+	struct proxy_resolver *res;
+	struct proxy_conn *conns;
+	unsigned nconns;
+	struct proxy_conn *ready, *dead;
+	unsigned long long now, next_tick, accept_resume;
+	unsigned tick_ms;
+	bool accept_paused;
+};
+
+static unsigned long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+unsigned long long proxy_now(const struct proxy *p)
+{
+	return p->now;
+}
+
+unsigned proxy_idle_ms(const struct proxy *p)
+{
+	return p->cfg.idle_timeout_ms;
+}
+
+unsigned proxy_header_limit(const struct proxy *p)
+{
+	return p->cfg.header_limit;
+}
+
+const struct proxy_config *proxy_cfg(const struct proxy *p)
+{
+	return &p->cfg;
+}
+
+const struct addr_guard *proxy_guard(const struct proxy *p)
+{
+	return p->guard;
+}
+
+const struct sockaddr_in *proxy_self(const struct proxy *p)
+{
+	return &p->self;
+}
+
+static const char *proto_name(enum proxy_proto proto)
+{
+	switch (proto) {
+	case PP_CONNECT:
+		return "http-connect";
+	case PP_HTTP:
+		return "http";
+	case PP_SOCKS5:
+		return "socks5";
+	case PP_SOCKS4:
+		return "socks4";
+	default:
+		return "unknown";
+	}
+}
+
+static void emit(struct proxy *p, const struct proxy_conn *c)
+{
+	struct proxy_event ev = {
+		.protocol = proto_name(c->proto),
+		.method = c->method[0] ? c->method : NULL,
+		.host = c->host[0] ? c->host : NULL,
+		.port = c->port,
+		.allowed = c->allowed,
+		.rule = c->rule[0] ? c->rule : NULL,
+		.reason = c->reason[0] ? c->reason : NULL,
+		.client_addr = c->client_addr,
+		.status = c->status,
+		.bytes_up = c->bytes_up,
+		.bytes_down = c->bytes_down,
+		.error = c->error[0] ? c->error : NULL,
+	};
+
+	if (p->cfg.on_event)
+		p->cfg.on_event(p->cfg.ctx, &ev);
+}
+
+void proxy_conn_close(struct proxy_conn *c, const char *error)
+{
+	struct proxy *p = c->p;
+
+	if (c->st == PS_DEAD)
+		return;
+	if (error && !c->error[0])
+		snprintf(c->error, sizeof(c->error), "%s", error);
+	/* A connection that never sent a byte made no request: nothing to log. */
+	if (c->saw_bytes)
+		emit(p, c);
+	if (c->job)
+		c->job->owner = NULL;	/* the worker's result will be dropped */
+	c->job = NULL;
+	if (c->cfd >= 0)
+		close(c->cfd);
+	if (c->ufd >= 0)
+		close(c->ufd);
+	c->cfd = c->ufd = -1;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	p->nconns--;
+	c->st = PS_DEAD;
+	/* Freed after this round of events: later events may still name it. */
+	c->next = p->dead;
+	p->dead = c;
+}
+
+static void free_conn(struct proxy_conn *c)
+{
+	free(c->in.data);
+	free(c->up.data);
+	free(c->down.data);
+	free(c);
+}
+
+static void free_dead(struct proxy *p)
+{
+	struct proxy_conn **pp = &p->dead;
+
+	while (*pp) {
+		struct proxy_conn *c = *pp;
+
+		if (c->in_ready) {	/* still queued for the next round */
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		free_conn(c);
+	}
+}
+
+static void ready_add(struct proxy_conn *c)
+{
+	if (c->in_ready)
+		return;
+	c->in_ready = true;
+	c->ready_next = c->p->ready;
+	c->p->ready = c;
+}
+
+/* Progress until nothing moves; a busy connection yields after a budget. */
+void proxy_session_pump(struct proxy_conn *c)
+{
+	for (int round = 0; round < PUMP_ROUNDS; round++) {
+		enum proxy_state before = c->st;
+		bool progress = proxy_session_step(c);
+
+		/* A new state has new work even when the old one moved no byte. */
+		if (c->st == PS_DEAD || (!progress && c->st == before))
+			return;
+	}
+	if (c->st != PS_DEAD)
+		ready_add(c);
+}
+
+static void run_ready(struct proxy *p)
+{
+	struct proxy_conn *list = p->ready;
+
+	p->ready = NULL;
+	while (list) {
+		struct proxy_conn *c = list;
+
+		list = c->ready_next;
+		c->in_ready = false;
+		if (c->st != PS_DEAD)
+			proxy_session_pump(c);
+	}
+}
+
+int proxy_watch_upstream(struct proxy_conn *c)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+		.data.u64 = (uint64_t)(uintptr_t)c | TAG_UPSTREAM,
+	};
+
+	c->urd = c->uwr = false;
+	if (epoll_ctl(c->p->epfd, EPOLL_CTL_ADD, c->ufd, &ev))
+		return -errno;
+	return 0;
+}
+
+void proxy_submit_resolve(struct proxy_conn *c, struct proxy_rjob *job)
+{
+	job->owner = c;
+	c->job = job;
+	proxy_resolver_submit(c->p->res, job);
+}
+
+static void capacity_event(struct proxy *p, const struct sockaddr_storage *ss)
+{
+	struct proxy_event ev = { .protocol = "unknown", .error = "too many clients" };
+	char addr[64];
+
+	proxy_format_addr((const struct sockaddr *)ss, addr, sizeof(addr));
+	ev.client_addr = addr;
+	if (p->cfg.on_event)
+		p->cfg.on_event(p->cfg.ctx, &ev);
+}
+
+static void conn_new(struct proxy *p, int fd, const struct sockaddr_storage *ss)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET };
+	struct proxy_conn *c = calloc(1, sizeof(*c));
+	int one = 1;
+
+	if (!c)
+		goto fail;
+	c->in.cap = p->cfg.header_limit;
+	c->in.data = malloc(c->in.cap);
+	if (!c->in.data)
+		goto fail;
+	c->p = p;
+	c->cfd = fd;
+	c->ufd = -1;
+	c->st = PS_SNIFF;
+	c->deadline = p->now + p->cfg.idle_timeout_ms;
+	proxy_format_addr((const struct sockaddr *)ss, c->client_addr, sizeof(c->client_addr));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	ev.data.u64 = (uint64_t)(uintptr_t)c;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev))
+		goto fail;
+	c->next = p->conns;
+	if (p->conns)
+		p->conns->prev = c;
+	p->conns = c;
+	p->nconns++;
+	return;
+fail:
+	if (c)
+		free(c->in.data);
+	free(c);
+	close(fd);
+}
+
+static void set_accepting(struct proxy *p, bool on)
+{
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = TAG_LISTEN };
+
+	epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->lfd, &ev);
+	p->accept_paused = !on;
+	p->accept_resume = p->now + ACCEPT_PAUSE_MS;
+}
+
+static void accept_clients(struct proxy *p)
+{
+	for (int i = 0; i < ACCEPT_BURST; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd = accept4(p->lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				set_accepting(p, false);	/* else the listener spins */
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		if (p->nconns >= p->cfg.max_clients) {
+			/* Refuse at once: a full proxy must stay responsive to the others. */
+			capacity_event(p, &ss);
+			close(fd);
+			continue;
+		}
+		conn_new(p, fd, &ss);
+	}
+}
+
+static void take_resolved(struct proxy *p)
+{
+	struct proxy_rjob *job;
+	uint64_t n;
+
+	/* Reset the counter before taking the list: a later push wakes us again. */
+	if (read(p->wakefd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: already drained; the done list is the truth. */
+	}
+	job = proxy_resolver_take_done(p->res);
+	while (job) {
+		struct proxy_rjob *next = job->next;
+		struct proxy_conn *c = job->owner;
+
+		if (c) {
+			c->job = NULL;
+			proxy_session_resolved(c, job);
+			if (c->st != PS_DEAD)
+				proxy_session_pump(c);
+		}
+		free(job);
+		job = next;
+	}
+}
+
+static void on_conn_event(struct proxy_conn *c, bool upstream, uint32_t e)
+{
+	if (c->st == PS_DEAD)
+		return;
+	if (upstream) {
+		if (c->ufd < 0)
+			return;
+		c->urd |= !!(e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR));
+		c->uwr |= !!(e & (EPOLLOUT | EPOLLHUP | EPOLLERR));
+	} else {
+		c->crd |= !!(e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR));
+		c->cwr |= !!(e & (EPOLLOUT | EPOLLHUP | EPOLLERR));
+	}
+	proxy_session_pump(c);
+}
+
+static void check_timers(struct proxy *p)
+{
+	struct proxy_conn *c, *next;
+
+	if (p->accept_paused && p->now >= p->accept_resume)
+		set_accepting(p, true);
+	for (c = p->conns; c; c = next) {
+		next = c->next;
+		if (p->now >= c->deadline) {
+			proxy_session_timeout(c);
+			if (c->st != PS_DEAD)
+				proxy_session_pump(c);
+		}
+	}
+}
+
+static void *loop(void *arg)
+{
+	struct proxy *p = arg;
+	struct epoll_event evs[MAX_EVENTS];
+
+	while (!atomic_load(&p->stop)) {
+		int timeout = p->ready ? 0 : (p->nconns || p->accept_paused) ? (int)p->tick_ms : -1;
+		int n = epoll_wait(p->epfd, evs, MAX_EVENTS, timeout);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		p->now = mono_ms();
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = evs[i].data.u64;
+
+			if (tag == TAG_LISTEN)
+				accept_clients(p);
+			else if (tag == TAG_WAKE)
+				take_resolved(p);
+			else
+				on_conn_event((struct proxy_conn *)(uintptr_t)(tag & ~TAG_UPSTREAM),
+					      tag & TAG_UPSTREAM, evs[i].events);
+		}
+		run_ready(p);
+		if (p->now >= p->next_tick) {
+			check_timers(p);
+			p->next_tick = p->now + p->tick_ms;
+		}
+		free_dead(p);
+	}
+	p->now = mono_ms();
+	while (p->conns)
+		proxy_conn_close(p->conns, "proxy stopped");
+	p->ready = NULL;
+	for (struct proxy_conn *c = p->dead; c; c = c->next)
+		c->in_ready = false;
+	free_dead(p);
+	return NULL;
+}
+
+static int listen_loopback(struct proxy *p)
+{
+	socklen_t len = sizeof(p->self);
+
+	p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (p->lfd < 0)
+		return -errno;
+	p->self.sin_family = AF_INET;
+	p->self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	p->self.sin_port = 0;	/* the kernel picks a free port */
+	if (bind(p->lfd, (struct sockaddr *)&p->self, sizeof(p->self)) ||
+	    listen(p->lfd, SOMAXCONN) ||
+	    getsockname(p->lfd, (struct sockaddr *)&p->self, &len))
+		return -errno;
+	return 0;
+}
+
+static int epoll_add(struct proxy *p, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int proxy_start(const struct proxy_config *cfg, struct proxy **out, unsigned short *port)
+{
+	struct proxy *p;
+	sigset_t all, old;
+	const char *err = NULL;
+	int ret;
+
+	if (!cfg || !cfg->decide || !out)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->lfd = p->epfd = p->wakefd = -1;
+	p->cfg = *cfg;
+	if (!p->cfg.canonicalise)
+		p->cfg.canonicalise = proxy_canon_default;
+	if (!p->cfg.header_limit)
+		p->cfg.header_limit = 16 * 1024;
+	if (p->cfg.header_limit < 1024)
+		p->cfg.header_limit = 1024;	/* room for any SOCKS message */
+	if (!p->cfg.idle_timeout_ms)
+		p->cfg.idle_timeout_ms = 60000;
+	if (!p->cfg.max_clients)
+		p->cfg.max_clients = 256;
+	if (!p->cfg.resolver_threads)
+		p->cfg.resolver_threads = 4;
+	p->tick_ms = p->cfg.idle_timeout_ms / 8;
+	p->tick_ms = p->tick_ms < 10 ? 10 : p->tick_ms > 200 ? 200 : p->tick_ms;
+	p->guard = cfg->guard;
+	if (!p->guard) {
+		/* Fail closed: no guard given still means the built-in refusals. */
+		ret = addr_guard_init(&p->own_guard, NULL, 0, &err);
+		if (ret)
+			goto fail;
+		p->guard = &p->own_guard;
+	}
+	ret = listen_loopback(p);
+	if (ret)
+		goto fail;
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	p->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->epfd < 0 || p->wakefd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = epoll_add(p, p->lfd, TAG_LISTEN);
+	if (!ret)
+		ret = epoll_add(p, p->wakefd, TAG_WAKE);
+	if (ret)
+		goto fail;
+	ret = proxy_resolver_start(&p->res, p->cfg.resolver_threads, p->cfg.resolve, p->cfg.ctx,
+				   p->wakefd);
+	if (ret)
+		goto fail;
+	p->now = mono_ms();
+	p->next_tick = p->now + p->tick_ms;
+	/* The loop thread must not receive the supervisor's signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&p->thread, NULL, loop, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		goto fail;
+	p->thread_started = true;
+	*out = p;
+	if (port)
+		*port = ntohs(p->self.sin_port);
+	return 0;
+fail:
+	proxy_stop(p);
+	return ret;
+}
+
+void proxy_stop(struct proxy *p)
+{
+	uint64_t one = 1;
+
+	if (!p)
+		return;
+	atomic_store(&p->stop, true);
+	if (p->thread_started) {
+		if (write(p->wakefd, &one, sizeof(one)) < 0) {
+			/* cannot fail on a valid eventfd short of overflow */
+		}
+		pthread_join(p->thread, NULL);
+	}
+	proxy_resolver_stop(p->res);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	if (p->epfd >= 0)
+		close(p->epfd);
+	if (p->wakefd >= 0)
+		close(p->wakefd);
+	if (p->guard == &p->own_guard)
+		addr_guard_free(&p->own_guard);
+	free(p);
+}

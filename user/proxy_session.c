@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One client's way from its first byte to a relay: protocol sniffing,
+ * request parsing, the policy decision, resolution with the address guard,
+ * the dial, and every answer the client can get on the way.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "addr_guard.h"
+#include "proxy.h"
+
+#define LINGER_MS 2000
+
+static void set_str(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void consume(struct proxy_buf *b, size_t n)
+{
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+}
+
+static void drop_upstream(struct proxy_conn *c)
+{
+	if (c->ufd >= 0)
+		close(c->ufd);
+	c->ufd = -1;
+	c->urd = c->uwr = false;
+	if (c->job)
+		c->job->owner = NULL;
+	c->job = NULL;
+}
+
+void proxy_reply_bytes(struct proxy_conn *c, const void *b, size_t n, int status,
+		       const char *error, bool then_close)
+{
+	if (c->cout_off == c->cout_len)
+		c->cout_off = c->cout_len = 0;
+	if (n > sizeof(c->cout) - c->cout_len)
+		n = sizeof(c->cout) - c->cout_len;	/* cannot happen: replies are small */
+	memcpy(c->cout + c->cout_len, b, n);
+	c->cout_len += n;
+	c->status = status;
+	if (error && !c->error[0])
+		set_str(c->error, sizeof(c->error), error);
+	if (then_close) {
+		drop_upstream(c);
+		c->down.off = c->down.len = 0;
+		c->st = PS_REPLY;
+		c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
+	}
+}
+
+void proxy_reply_http(struct proxy_conn *c, unsigned status, const char *reason,
+		      const char *proxy_error, const char *body, const char *error)
+{
+	char buf[sizeof(c->cout)];
+	ssize_t n = proxy_build_reply(buf, sizeof(buf), status, reason, proxy_error, body);
+
+	if (n < 0)
+		n = snprintf(buf, sizeof(buf), "HTTP/1.1 %u %s\r\nConnection: close\r\n\r\n",
+			     status, "Error");
+	proxy_reply_bytes(c, buf, (size_t)n, (int)status, error, true);
+}
+
+static void reply_socks(struct proxy_conn *c, unsigned char rep, const char *error, bool close)
+{
+	unsigned char b[10];
+	size_t n;
+
+	if (c->proto == PP_SOCKS4)
+		n = proxy_socks4_reply(b, rep == SOCKS5_REP_OK ? SOCKS4_REP_OK : SOCKS4_REP_REJECT);
+	else
+		n = proxy_socks5_reply(b, rep);
+	proxy_reply_bytes(c, b, n, c->proto == PP_SOCKS4 ? b[1] : rep, error, close);
+}
+
+static bool is_socks(const struct proxy_conn *c)
+{
+	return c->proto == PP_SOCKS5 || c->proto == PP_SOCKS4;
+}
+
+static void reply_bad_request(struct proxy_conn *c, const char *why)
+{
+	if (is_socks(c))
+		reply_socks(c, SOCKS5_REP_DENIED, why, true);
+	else
+		proxy_reply_http(c, 400, "Bad Request", NULL, "Bad Request", why);
+}
+
+static void reply_denied(struct proxy_conn *c)
+{
+	char reason[sizeof(c->reason)];
+
+	if (is_socks(c)) {
+		reply_socks(c, SOCKS5_REP_DENIED, "denied by policy", true);
+		return;
+	}
+	/* CONNECT shows the policy's reason phrase; a plain request says Forbidden. */
+	proxy_sanitise_reason(c->proto == PP_CONNECT ? c->reason : NULL, reason, sizeof(reason));
+	proxy_reply_http(c, 403, reason, PROXY_XERR_ALLOWLIST, PROXY_BODY_ALLOWLIST,
+			 "denied by policy");
+}
+
+static void reply_guard(struct proxy_conn *c, const char *error)
+{
+	/* The name was allowed, the place it leads to is not. */
+	c->allowed = false;
+	if (is_socks(c))
+		reply_socks(c, SOCKS5_REP_DENIED, error, true);
+	else
+		proxy_reply_http(c, 403, "Forbidden", PROXY_XERR_GUARD, PROXY_BODY_GUARD, error);
+}
+
+static void reply_dial_failed(struct proxy_conn *c, int err, const char *what)
+{
+	char msg[sizeof(c->error)];
+
+	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err < 0 ? -err : err));
+	if (c->proto == PP_SOCKS5)
+		reply_socks(c, err == -ECONNREFUSED ? SOCKS5_REP_REFUSED :
+			       err == -ENETUNREACH ? SOCKS5_REP_NETUNREACH :
+			       SOCKS5_REP_HOSTUNREACH, msg, true);
+	else if (c->proto == PP_SOCKS4)
+		reply_socks(c, SOCKS5_REP_FAIL, msg, true);
+	else
+		proxy_reply_http(c, 502, "Bad Gateway", NULL, "Upstream connection failed", msg);
+}
+
+/* 1 allowed, 0 denied (answered), negative malformed (answered). */
+static int canon_and_decide(struct proxy_conn *c, const char *host, unsigned port)
+{
+	const struct proxy_config *cfg = proxy_cfg(c->p);
+	struct proxy_decision d = { 0 };
+	char canon[PROXY_HOST_MAX];
+	const char *err = NULL;
+
+	set_str(c->host, sizeof(c->host), host);
+	c->port = port;
+	if (cfg->canonicalise(host, canon, sizeof(canon), &err) < 0 || !canon[0]) {
+		reply_bad_request(c, err ? err : "malformed host");
+		return -EINVAL;
+	}
+	set_str(c->host, sizeof(c->host), canon);
+	cfg->decide(cfg->ctx, canon, port, &d);
+	c->allowed = d.allow;
+	set_str(c->rule, sizeof(c->rule), d.rule);
+	set_str(c->reason, sizeof(c->reason), d.reason);
+	if (!d.allow) {
+		reply_denied(c);
+		return 0;
+	}
+	return 1;
+}
+
+static bool is_self(const struct proxy_conn *c, const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *self = proxy_self(c->p);
+	const unsigned char *a;
+	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (htons((unsigned short)c->port) != self->sin_port)
+		return false;
+	if (ss->ss_family == AF_INET) {
+		a = (const unsigned char *)&((const struct sockaddr_in *)ss)->sin_addr;
+	} else {
+		a = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+		if (memcmp(a, mapped, 12))
+			return false;
+		a += 12;
+	}
+	/* 0.0.0.0 also reaches a socket bound to 127.0.0.1. */
+	return !memcmp(a, &self->sin_addr, 4) || !memcmp(a, "\0\0\0\0", 4);
+}
+
+static void start_dial(struct proxy_conn *c)
+{
+	while (c->next_addr < c->naddrs) {
+		const struct sockaddr_storage *ss = &c->addrs[c->next_addr];
+		int fd;
+
+		if (is_self(c, ss)) {
+			reply_guard(c, "destination is the proxy itself");
+			return;
+		}
+		fd = proxy_dial_start(ss, c->port);
+		if (fd < 0) {
+			c->dial_err = fd;
+			c->next_addr++;
+			continue;
+		}
+		c->ufd = fd;
+		c->dial_err = proxy_watch_upstream(c);
+		if (c->dial_err) {
+			drop_upstream(c);
+			c->next_addr++;
+			continue;
+		}
+		c->st = PS_CONNECT;
+		c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
+		return;
+	}
+	reply_dial_failed(c, c->dial_err ? c->dial_err : -EHOSTUNREACH, "connect");
+}
+
+static void begin_connect(struct proxy_conn *c)
+{
+	struct sockaddr_storage ss;
+	struct proxy_rjob *job;
+
+	/* A literal was decided as a literal: dial it, no resolution, no guard. */
+	if (proxy_host_literal(c->host, &ss)) {
+		c->addrs[0] = ss;
+		c->naddrs = 1;
+		c->next_addr = 0;
+		start_dial(c);
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		reply_dial_failed(c, -ENOMEM, "resolve");
+		return;
+	}
+	set_str(job->host, sizeof(job->host), c->host);
+	c->st = PS_RESOLVE;
+	c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
+	proxy_submit_resolve(c, job);
+}
+
+void proxy_session_resolved(struct proxy_conn *c, struct proxy_rjob *job)
+{
+	const struct addr_guard *g = proxy_guard(c->p);
+
+	if (c->st != PS_RESOLVE)
+		return;
+	if (job->err) {
+		reply_dial_failed(c, job->err, "resolve");
+		return;
+	}
+	/* Every address is checked before any is dialled; one bad answer refuses all. */
+	for (size_t i = 0; i < job->n; i++) {
+		struct sockaddr_storage ss = job->addrs[i];
+		const char *why = "refused";
+		char addr[64], msg[sizeof(c->error)];
+
+		if (ss.ss_family == AF_INET)
+			((struct sockaddr_in *)&ss)->sin_port = htons((unsigned short)c->port);
+		else if (ss.ss_family == AF_INET6)
+			((struct sockaddr_in6 *)&ss)->sin6_port = htons((unsigned short)c->port);
+		if (!addr_guard_refuses_name(g, c->host, (struct sockaddr *)&ss, &why)) {
+			c->addrs[i] = ss;
+			continue;
+		}
+		proxy_format_addr((struct sockaddr *)&ss, addr, sizeof(addr));
+		snprintf(msg, sizeof(msg), "resolved address %s refused: %s", addr, why);
+		reply_guard(c, msg);
+		return;
+	}
+	c->naddrs = job->n;
+	c->next_addr = 0;
+	start_dial(c);
+}
+
+static void handle_connect(struct proxy_conn *c, const struct proxy_request *req, size_t head)
+{
+	struct proxy_authority auth;
+
+	c->proto = PP_CONNECT;
+	if (proxy_parse_authority(req->target.p, req->target.n, 0, &auth)) {
+		set_str(c->host, sizeof(c->host), "");
+		reply_bad_request(c, "malformed CONNECT target");
+		return;
+	}
+	/* Bytes after the head are early tunnel data (e.g. a TLS ClientHello). */
+	consume(&c->in, head);
+	if (canon_and_decide(c, auth.host, auth.port) == 1)
+		begin_connect(c);
+}
+
+static void handle_forward(struct proxy_conn *c, const struct proxy_request *req, size_t head)
+{
+	struct proxy_url url;
+	struct proxy_body body;
+	ssize_t n;
+	int rc;
+
+	c->proto = PP_HTTP;
+	rc = proxy_parse_absolute_url(req->target, &url);
+	if (rc) {
+		reply_bad_request(c, rc == -EPROTONOSUPPORT ? "unsupported URL scheme" :
+				     req->target.p[0] == '/' ? "not a proxy request (origin-form)" :
+				     "malformed request target");
+		return;
+	}
+	if (proxy_request_framing(req, &body)) {
+		reply_bad_request(c, "ambiguous or unsupported request body framing");
+		return;
+	}
+	if (canon_and_decide(c, url.auth.host, url.auth.port) != 1)
+		return;
+	if (proxy_relay_alloc(c)) {
+		proxy_conn_close(c, "out of memory");
+		return;
+	}
+	n = proxy_build_upstream_head(req, &url, c->host, &body, c->up.data, c->up.cap);
+	if (n < 0) {
+		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
+				 "Request Header Fields Too Large", "rebuilt request too large");
+		return;
+	}
+	c->up.off = 0;
+	c->up.len = (size_t)n;
+	c->body = body;
+	c->body_done = body.kind == PROXY_BODY_NONE ||
+		       (body.kind == PROXY_BODY_LENGTH && !body.length);
+	consume(&c->in, head);
+	begin_connect(c);
+}
+
+static void handle_http_head(struct proxy_conn *c, size_t head)
+{
+	struct proxy_request *req = malloc(sizeof(*req));
+	int rc;
+
+	if (!req) {
+		proxy_conn_close(c, "out of memory");
+		return;
+	}
+	rc = proxy_parse_request(c->in.data, head, req);
+	if (rc == -E2BIG) {
+		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
+				 "Request Header Fields Too Large", "too many header fields");
+	} else if (rc) {
+		reply_bad_request(c, "malformed request head");
+	} else {
+		snprintf(c->method, sizeof(c->method), "%.*s", (int)req->method.n, req->method.p);
+		/* Methods are case-sensitive: "connect" is some other method. */
+		if (req->method.n == 7 && !memcmp(req->method.p, "CONNECT", 7))
+			handle_connect(c, req, head);
+		else
+			handle_forward(c, req, head);
+	}
+	free(req);
+}
+
+static void socks_target(struct proxy_conn *c, const struct proxy_socks_req *r, size_t used)
+{
+	set_str(c->method, sizeof(c->method), "CONNECT");
+	consume(&c->in, used);
+	if (canon_and_decide(c, r->host, r->port) == 1)
+		begin_connect(c);
+}
+
+/* Parses whatever complete messages the client has sent. Returns progress. */
+static bool negotiate(struct proxy_conn *c)
+{
+	const unsigned char *b = (const unsigned char *)c->in.data;
+	struct proxy_socks_req r;
+	unsigned char rep;
+	ssize_t n;
+	bool noauth;
+
+	switch (c->st) {
+	case PS_SNIFF:
+		if (!c->in.len)
+			return false;
+		/* The first byte tells the protocol: 5 and 4 are never an HTTP method. */
+		c->st = b[0] == 5 ? PS_SOCKS5_GREET : b[0] == 4 ? PS_SOCKS4 : PS_HTTP_HEAD;
+		c->proto = b[0] == 5 ? PP_SOCKS5 : b[0] == 4 ? PP_SOCKS4 : PP_HTTP;
+		return true;
+	case PS_HTTP_HEAD:
+		n = proxy_head_end(c->in.data, c->in.len, &c->head_scan);
+		if (n < 0) {
+			reply_bad_request(c, "bare CR, bare LF or NUL in request head");
+		} else if (!n) {
+			if (c->in.len < c->in.cap)
+				return false;
+			proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
+					 "Request Header Fields Too Large", "request head too large");
+		} else {
+			handle_http_head(c, (size_t)n);
+		}
+		return true;
+	case PS_SOCKS5_GREET:
+		n = proxy_socks5_greeting(b, c->in.len, &noauth);
+		if (!n)
+			return false;
+		if (n < 0) {
+			proxy_conn_close(c, "malformed SOCKS5 greeting");
+			return false;
+		}
+		consume(&c->in, (size_t)n);
+		if (!noauth) {
+			proxy_reply_bytes(c, "\x05\xff", 2, 0xff, "no acceptable SOCKS5 auth method",
+					  true);
+			return true;
+		}
+		proxy_reply_bytes(c, "\x05\x00", 2, 0, NULL, false);
+		c->st = PS_SOCKS5_REQ;
+		return true;
+	case PS_SOCKS5_REQ:
+		n = proxy_socks5_request(b, c->in.len, &r, &rep);
+		if (!n)
+			return false;
+		set_str(c->method, sizeof(c->method), r.cmd == 1 ? "CONNECT" :
+			r.cmd == 2 ? "BIND" : r.cmd == 3 ? "UDP ASSOCIATE" : "?");
+		if (n < 0) {
+			set_str(c->host, sizeof(c->host), r.host);
+			c->port = r.port;
+			reply_socks(c, rep, rep == SOCKS5_REP_CMD ? "unsupported SOCKS5 command" :
+				    rep == SOCKS5_REP_ATYP ? "unsupported SOCKS5 address type" :
+				    rep == SOCKS5_REP_DENIED ? "malformed SOCKS5 destination" :
+				    "malformed SOCKS5 request", true);
+			return true;
+		}
+		socks_target(c, &r, (size_t)n);
+		return true;
+	case PS_SOCKS4:
+		n = proxy_socks4_request(b, c->in.len, &r);
+		if (!n)
+			return false;
+		if (n < 0) {
+			set_str(c->method, sizeof(c->method), r.cmd == 2 ? "BIND" : "CONNECT");
+			set_str(c->host, sizeof(c->host), r.host);
+			c->port = r.port;
+			reply_socks(c, SOCKS5_REP_FAIL, "malformed or unsupported SOCKS4 request",
+				    true);
+			return true;
+		}
+		socks_target(c, &r, (size_t)n);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool negotiation_step(struct proxy_conn *c)
+{
+	bool progress = false, eof = false;
+
+	if (c->crd && c->in.len < c->in.cap) {
+		ssize_t n = recv(c->cfd, c->in.data + c->in.len, c->in.cap - c->in.len, 0);
+
+		if (n > 0) {
+			c->in.len += (size_t)n;
+			c->saw_bytes = true;
+			progress = true;
+		} else if (n == 0) {
+			eof = true;
+			c->crd = false;
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			c->crd = false;
+		} else if (errno != EINTR) {
+			proxy_conn_close(c, "client read failed");
+			return false;
+		}
+	}
+	while (c->st <= PS_SOCKS4 && negotiate(c))
+		progress = true;
+	if (c->st == PS_DEAD)
+		return false;
+	if (eof) {
+		if (c->st <= PS_SOCKS4) {
+			proxy_conn_close(c, c->saw_bytes ? "client closed before completing its request" :
+					 NULL);
+			return false;
+		}
+		/* A half-close right after a complete request is legitimate. */
+		c->up_eof = true;
+	}
+	if (proxy_flush_client(c))
+		progress = true;
+	return progress;
+}
+
+static bool connect_step(struct proxy_conn *c)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	int err;
+
+	if (!c->uwr)
+		return false;
+	err = proxy_dial_result(c->ufd);
+	if (!err && getpeername(c->ufd, (struct sockaddr *)&peer, &len)) {
+		if (errno == ENOTCONN) {	/* not done yet: wait for the next edge */
+			c->uwr = false;
+			return false;
+		}
+		err = -errno;
+	}
+	if (err) {
+		drop_upstream(c);
+		c->dial_err = err;
+		c->next_addr++;
+		start_dial(c);
+		return true;
+	}
+	if (proxy_relay_begin(c)) {
+		proxy_conn_close(c, "out of memory");
+		return false;
+	}
+	c->st = PS_RELAY;
+	c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
+	if (c->proto == PP_CONNECT) {
+		static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+
+		proxy_reply_bytes(c, ok, sizeof(ok) - 1, 200, NULL, false);
+	} else if (is_socks(c)) {
+		reply_socks(c, SOCKS5_REP_OK, NULL, false);
+	}
+	return true;
+}
+
+static bool reply_step(struct proxy_conn *c)
+{
+	bool progress = proxy_flush_client(c);
+
+	if (c->st == PS_DEAD || c->cout_off < c->cout_len)
+		return progress;
+	/*
+	 * Half-close, then read what the client still sends: closing with
+	 * unread data would reset the connection and could destroy the answer
+	 * before the client reads it.
+	 */
+	shutdown(c->cfd, SHUT_WR);
+	c->st = PS_LINGER;
+	c->deadline = proxy_now(c->p) + (proxy_idle_ms(c->p) < LINGER_MS ?
+					 proxy_idle_ms(c->p) : LINGER_MS);
+	return true;
+}
+
+bool proxy_session_step(struct proxy_conn *c)
+{
+	switch (c->st) {
+	case PS_SNIFF:
+	case PS_HTTP_HEAD:
+	case PS_SOCKS5_GREET:
+	case PS_SOCKS5_REQ:
+	case PS_SOCKS4:
+		return negotiation_step(c);
+	case PS_CONNECT:
+		return connect_step(c);
+	case PS_RELAY:
+		return proxy_relay_step(c);
+	case PS_REPLY:
+		return reply_step(c);
+	case PS_LINGER:
+		return proxy_linger_step(c);
+	default:
+		return false;
+	}
+}
+
+void proxy_session_timeout(struct proxy_conn *c)
+{
+	switch (c->st) {
+	case PS_RESOLVE:
+		reply_dial_failed(c, -ETIMEDOUT, "resolve");
+		break;
+	case PS_CONNECT:
+		reply_dial_failed(c, -ETIMEDOUT, "connect");
+		break;
+	case PS_RELAY:
+		if (c->proto == PP_HTTP && !c->resp_sent) {
+			proxy_reply_http(c, 504, "Gateway Timeout", NULL, "Gateway Timeout",
+					 "no response from upstream before idle timeout");
+			break;
+		}
+		proxy_conn_close(c, "idle timeout");
+		break;
+	case PS_REPLY:
+	case PS_LINGER:
+		proxy_conn_close(c, NULL);
+		break;
+	default:
+		proxy_conn_close(c, "idle timeout before request complete");
+		break;
+	}
+}
