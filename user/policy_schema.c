@@ -153,9 +153,11 @@ void check_duplicate_keys(struct pctx *c, const cJSON *obj, const char *path)
 			}
 }
 
+/* A refused feature that is switched off or lists nothing weakens nothing. */
 static bool off_value(const cJSON *v)
 {
-	return cJSON_IsNull(v) || cJSON_IsFalse(v);
+	return cJSON_IsNull(v) || cJSON_IsFalse(v) ||
+	       (cJSON_IsArray(v) && !v->child);
 }
 
 void check_keys_ex(struct pctx *c, const cJSON *obj, const char *path,

@@ -371,6 +371,43 @@ static void test_refused_but_off_is_fine(void **state)
 	expect(&d, DIAG_DEBUG, "network.tlsTerminate", "off");
 	policy_free(p);
 	diag_list_free(&d);
+
+	/* An empty list asks for nothing; an empty tlsTerminate object enables it. */
+	p = load_ok("{" NET_MIN ", " FS_MIN ", \"credentials\": {\"files\": []}}", &d);
+	expect(&d, DIAG_DEBUG, "credentials.files", "off");
+	policy_free(p);
+	diag_list_free(&d);
+	refused(NET_WITH("\"tlsTerminate\": {}"), "network.tlsTerminate", "TLS");
+}
+
+static void test_diag_print(void **state)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	char buf[1024] = { 0 };
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	assert_non_null(f);
+	diag_add(&d, DIAG_ERROR, "network.allowedDomains[2]", "bad %s", "entry");
+	diag_add(&d, DIAG_WARNING, "sandbox", "unknown key (ignored)");
+	diag_add(&d, DIAG_DEBUG, "ripgrep", "ignored");
+	diag_add(&d, DIAG_ERROR, NULL, "cannot open the policy: %s", "No such file or directory");
+	assert_int_equal(diag_count(&d, DIAG_ERROR), 2);
+	assert_true(diag_has_errors(&d));
+	assert_non_null(diag_find(&d, DIAG_WARNING, "sandbox"));
+	assert_null(diag_find(&d, DIAG_ERROR, "sandbox"));
+	diag_print(&d, "p.json", f, false);
+	fclose(f);
+	assert_string_equal(buf,
+		"bpfbox: p.json: network.allowedDomains[2]: bad entry\n"
+		"bpfbox: warning: p.json: sandbox: unknown key (ignored)\n"
+		"bpfbox: p.json: cannot open the policy: No such file or directory\n");
+	f = fmemopen(buf, sizeof(buf) - 1, "w");
+	diag_print(&d, NULL, f, true);
+	fclose(f);
+	assert_true(strstr(buf, "bpfbox: debug: ripgrep: ignored\n") != NULL);
+	diag_list_free(&d);
+	assert_int_equal(d.n, 0);
+	assert_false(diag_has_errors(&d));
 }
 
 static void test_ignored_srt_fields(void **state)
@@ -714,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_refused_fields),
 		cmocka_unit_test(test_refused_but_off_is_fine),
 		cmocka_unit_test(test_ignored_srt_fields),
+		cmocka_unit_test(test_diag_print),
 		cmocka_unit_test(test_json_problems),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_credentials),
