@@ -5,7 +5,9 @@
  * so an administrator can review the policy as bpfbox understood it.
  */
 #define POLICY_INTERNAL
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 
@@ -48,6 +50,41 @@ static void add_strv(struct out *o, cJSON *parent, const char *key, char **v, si
 		add_str(o, a, NULL, v[i]);
 }
 
+static void add_joined(struct out *o, cJSON *a, const char *root, const char *name)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s/%s", strcmp(root, "/") ? root : "", name) < 0) {
+		o->ok = false;
+		return;
+	}
+	add_str(o, a, NULL, s);
+	free(s);
+}
+
+/*
+ * The mandatory names under each writable root and the home directory, for
+ * review: the kernel matches them at any depth, these are the obvious places.
+ */
+static void show_mandatory_expanded(struct out *o, const struct policy *p, cJSON *fs,
+				    const struct mandatory_entry *m, size_t n)
+{
+	cJSON *a = add(o, fs, "mandatoryDenyWriteExpanded", cJSON_CreateArray());
+
+	for (size_t r = 0; a && r < p->n_fs_rules; r++) {
+		const struct fs_rule *rule = &p->fs_rules[r];
+
+		if (rule->kind != FS_ALLOW_WRITE || rule->from_default)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (m[i].kind != MANDATORY_GIT_FILE)
+				add_joined(o, a, rule->path, m[i].name);
+	}
+	for (size_t i = 0; a && p->home && i < n; i++)
+		if (m[i].kind != MANDATORY_GIT_FILE)
+			add_joined(o, a, p->home, m[i].name);
+}
+
 static void show_fs(struct out *o, const struct policy *p, cJSON *root)
 {
 	static const char *const keys[] = { "denyRead", "allowRead", "allowWrite", "denyWrite" };
@@ -73,6 +110,7 @@ static void show_fs(struct out *o, const struct policy *p, cJSON *root)
 	n = policy_mandatory(p, m);
 	for (size_t i = 0; a && i < n; i++)
 		add_str(o, a, NULL, m[i].name);
+	show_mandatory_expanded(o, p, fs, m, n);
 }
 
 static void show_net(struct out *o, const struct policy *p, cJSON *root)

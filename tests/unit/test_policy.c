@@ -721,6 +721,11 @@ static void test_show_json(void **state)
 	/* allowGitConfig drops .git/config from the set, .git/hooks stays. */
 	assert_int_equal(cJSON_GetArraySize(v), 15);
 	assert_true(strstr(text, "\".git/hooks\"") != NULL);
+	/* Expanded under each writable root and home: 14 names (no .git/config, no .git file). */
+	v = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "filesystem"), "mandatoryDenyWriteExpanded");
+	assert_int_equal(cJSON_GetArraySize(v), 2 * 14);
+	assert_true(strstr(text, "\"" CWD "/src/.git/hooks\"") != NULL);
+	assert_true(strstr(text, "\"" HOME "/.bashrc\"") != NULL);
 	assert_null(strstr(text, "\".git/config\""));
 	v = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "bpfbox"),
 						     "limits"), "memory");
