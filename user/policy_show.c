@@ -109,7 +109,8 @@ static void show_fs(struct out *o, const struct policy *p, cJSON *root)
 	a = add(o, fs, "mandatoryDenyWrite", cJSON_CreateArray());
 	n = policy_mandatory(p, m);
 	for (size_t i = 0; a && i < n; i++)
-		add_str(o, a, NULL, m[i].name);
+		add_str(o, a, NULL, m[i].kind == MANDATORY_GIT_FILE ?
+			".git (when it is a file)" : m[i].name);
 	show_mandatory_expanded(o, p, fs, m, n);
 }
 
