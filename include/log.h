@@ -63,6 +63,7 @@ struct log_event;
  * substring of the sandboxed command line (log_set_sandbox()); the event
  * is then dropped when any of lines is a substring of its message or of
  * its human-readable line. Lifecycle events and errors are never dropped.
+ * A NULL command means "*".
  */
 struct log_ignore_rule {
 	const char *command;
@@ -70,15 +71,19 @@ struct log_ignore_rule {
 	size_t n_lines;
 };
 
-/* Counters over the life of a log, for the sandbox-exit summary. */
+/*
+ * Counters over the life of a log, for the sandbox-exit summary. Events
+ * are counted whatever their fate; refusals (violations, audited, ignored)
+ * are weighted by bpfbox.count since one line may stand for many.
+ */
 struct log_counts {
-	unsigned long long seen[LOG_LEVELS]; /* passed to log_emit(), any fate */
+	unsigned long long seen[LOG_LEVELS]; /* events passed to log_emit() */
 	unsigned long long written[LOG_LEVELS]; /* lines fully written */
-	unsigned long long filtered; /* below min_level */
-	unsigned long long violations; /* marked by log_event_violation() */
-	unsigned long long audited; /* violations let through by audit mode */
-	unsigned long long ignored; /* violations dropped by ignore rules */
-	unsigned long long lost; /* sum of bpfbox.lost of emitted events */
+	unsigned long long filtered; /* events below min_level */
+	unsigned long long violations; /* refusals marked by log_event_violation() */
+	unsigned long long audited; /* of those, let through by audit mode */
+	unsigned long long ignored; /* of those, not written due to ignore rules */
+	unsigned long long lost; /* sum of bpfbox.lost over events-lost events */
 	unsigned long long write_errors; /* lines not (fully) written */
 };
 
@@ -132,9 +137,10 @@ const char *log_level_name(enum log_level level);
 /*
  * Starts an event. category and type may list several comma-separated
  * values ("access,denied"): ECS event.category and event.type are arrays.
- * outcome is "success", "failure" or "unknown". Returns NULL when out of
- * memory; the other functions then do nothing and log_emit() returns
- * -ENOMEM.
+ * kind NULL means "event"; outcome is "success", "failure" or "unknown"
+ * (NULL). See docs/events.md for the values of each family. Returns NULL
+ * when out of memory; the other functions then do nothing and log_emit()
+ * returns -ENOMEM. An event belongs to one thread until emitted.
  */
 struct log_event *log_event_new(enum log_level level, const char *kind, const char *category,
 				const char *type, const char *action, const char *outcome);
@@ -182,7 +188,7 @@ enum log_level log_event_level(const struct log_event *ev);
 /*
  * Consumes ev. Counts it, drops it when below min_level or matched by an
  * ignore rule (returns 0), otherwise stamps @timestamp (RFC 3339 UTC with
- * microseconds), ecs.version, host.name, bpfbox.pid, bpfbox.seq (1, 2, ...
+ * microseconds), host.name, bpfbox.pid, bpfbox.seq (1, 2, ...
  * per log, for written lines only, so a gap means a lost line) and the
  * sandbox fields, then writes one line with one write() call (looping only
  * on a partial write). Returns 0, or a negative errno: the write error, or

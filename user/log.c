@@ -252,6 +252,8 @@ void log_set_ignore(struct log *log, const struct log_ignore_rule *rules, size_t
 
 	if (!log)
 		return;
+	if (!rules)
+		n = 0;
 	if (n) {
 		copy = calloc(n, sizeof(*copy));
 		if (!copy)
