@@ -162,6 +162,8 @@ static void lifecycle(struct log *log)
 	log_event_set_str(ev, "process.command_line", "bash -c 'make test'");
 	log_event_set_str(ev, "bpfbox.policy.digest",
 			  "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	log_event_set_int(ev, "bpfbox.proxy.port", 40123);
+	log_event_set_bool(ev, "bpfbox.audit", true); /* on start: the sandbox audits */
 	log_event_message(ev, "sandbox started");
 	assert_int_equal(log_emit(log, ev), 0);
 	for (int status = 0; status < 3; status++) {
@@ -176,6 +178,7 @@ static void lifecycle(struct log *log)
 			log_event_set_int(ev, "bpfbox.exit.signal", 9);
 			log_event_set_str(ev, "bpfbox.exit.signal_name", "SIGKILL");
 			log_event_set_bool(ev, "bpfbox.exit.core_dumped", false);
+			log_event_set_str(ev, "bpfbox.exit.ended_by", "timeout");
 		}
 		log_event_set_int(ev, "event.duration", 1500000000);
 		log_event_set_str(ev, "event.start", "2026-01-01T12:00:00.000000Z");
@@ -234,6 +237,23 @@ static void test_every_action_validates(void **state)
 		emit_refusal(fx->log, "network", "connection,denied", "proxy-socks", audit,
 			     proxy_fields);
 	}
+	/* Folded refusals of several paths need not name one. */
+	ev = log_event_new(LOG_WARN, "event", "file", "access,denied", "open-read", "failure");
+	log_event_set_str(ev, "rule.name", "denyRead:/home/u/.ssh");
+	log_event_set_int(ev, "bpfbox.count", 12);
+	log_event_message(ev, "denied open-read 12 more times (identical refusals folded)");
+	log_event_violation(ev);
+	assert_int_equal(log_emit(fx->log, ev), 0);
+	/* A proxy request too malformed to name a destination. */
+	ev = log_event_new(LOG_WARN, "event", "network", "connection,denied", "proxy-http",
+			   "failure");
+	log_event_set_str(ev, "source.address", "127.0.0.1:40000");
+	log_event_set_int(ev, "source.bytes", 17);
+	log_event_set_int(ev, "destination.bytes", 0);
+	log_event_set_str(ev, "rule.name", "malformed");
+	log_event_message(ev, "proxy denied a malformed request");
+	log_event_violation(ev);
+	assert_int_equal(log_emit(fx->log, ev), 0);
 	/* Proxy allowed and proxy error. */
 	ev = log_event_new(LOG_INFO, "event", "network", "connection,allowed", "proxy-connect",
 			   "success");
@@ -256,6 +276,13 @@ static void test_every_action_validates(void **state)
 	log_event_set_str(ev, "bpfbox.policy.path", "/p.json");
 	log_event_set_errno(ev, EINVAL);
 	log_event_message(ev, "bad policy");
+	assert_int_equal(log_emit(fx->log, ev), 0);
+	/* The command could not be executed. */
+	ev = log_event_new(LOG_ERROR, "event", "process", "start,error", "exec-failed", "failure");
+	log_event_set_str(ev, "process.executable", "no-such-command");
+	log_event_set_errno(ev, ENOENT);
+	log_event_set_int(ev, "process.exit_code", 127);
+	log_event_message(ev, "cannot execute no-such-command: No such file or directory");
 	assert_int_equal(log_emit(fx->log, ev), 0);
 	log_msg(fx->log, LOG_ERROR, "setup-failed", "cannot attach");
 	log_msg(fx->log, LOG_ERROR, NULL, "error");
@@ -338,6 +365,8 @@ static void test_validator_rejects(void **state)
 		{ "\"category\":[\"file\"]", "\"category\":[\"network\"]" }, /* file op, not file */
 		{ "\"category\":[\"file\"]", "\"category\":\"file\"" }, /* ECS arrays */
 		{ "\"file\":{\"path\":\"/home/u/.ssh/id_rsa\"},", "" }, /* file op without path */
+		{ "\"file\":{\"path\":\"/home/u/.ssh/id_rsa\"},\"host\":{\"name\":\"devbox\"},\"bpfbox\":{",
+		  "\"host\":{\"name\":\"devbox\"},\"bpfbox\":{\"count\":1," }, /* one refusal: path */
 		{ "\"host\":{\"name\":\"devbox\"},", "\"host\":{\"name\":\"devbox\"},\"extra\":1," },
 		{ "\"file\":{", "\"file\":{\"owner\":\"u\"," }, /* closed objects */
 		{ "\"event\":{\"kind\":\"event\",", "\"event.kind\":\"event\",\"event\":{" }, /* dotted */
