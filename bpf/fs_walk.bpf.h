@@ -162,6 +162,78 @@ static __always_inline int special_fs(struct dentry *d)
 	return SPECIAL_NONE;
 }
 
+/* The walk's state lives on the caller's stack; bpf_loop runs one level per call. */
+struct walk_ctx {
+	__u64 sb_id;
+	__u64 d;
+	__u64 mnt; /* struct mount *, 0 when the hook gave no mount */
+	__u64 mnt_root;
+	__u32 mask;
+	__u32 sb_flags;
+	__u32 done;
+	__u32 pad;
+	struct walk_names wn;
+	struct walk_result r;
+};
+
+static long walk_step(__u32 i, void *data)
+{
+	struct walk_ctx *w = data;
+	struct bb_inode_key key = { .sandbox = w->sb_id };
+	struct dentry *d = (struct dentry *)w->d, *parent;
+	struct mount *mnt = (struct mount *)w->mnt;
+	struct bb_sandbox sbv = { .flags = w->sb_flags };
+	struct inode *inode;
+	struct bb_rule *rule;
+	__u64 name;
+	__u32 len;
+
+	inode = BPF_CORE_READ(d, d_inode);
+	if (inode) {
+		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		rule = bpf_map_lookup_elem(&inode_rules, &key);
+		if (rule) {
+			if ((rule->flags & BB_R_ANCHOR) && w->wn.below)
+				check_anchor(w->sb_id, &key, &w->wn, w->mask, &w->r);
+			apply_rule(rule, w->mask, &w->r);
+		}
+	}
+	if (mnt && w->d == w->mnt_root) {
+		/* The mount's root stands for its mount point: cross without a name. */
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (up == mnt) {
+			w->done = 1;
+			return 1;
+		}
+		w->d = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = (__u64)up;
+		w->mnt_root = (__u64)BPF_CORE_READ(up, mnt.mnt_root);
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d) {
+		w->done = 1;
+		return 1;
+	}
+	name = (__u64)BPF_CORE_READ(d, d_name.name);
+	len = BPF_CORE_READ(d, d_name.len);
+	if (w->mask & WALK_WRITE)
+		check_mandatory(&sbv, name, len, inode, &w->wn, &w->r);
+	w->wn.name[3] = w->wn.name[2];
+	w->wn.len[3] = w->wn.len[2];
+	w->wn.name[2] = w->wn.name[1];
+	w->wn.len[2] = w->wn.len[1];
+	w->wn.name[1] = w->wn.name[0];
+	w->wn.len[1] = w->wn.len[0];
+	w->wn.name[0] = name;
+	w->wn.len[0] = len;
+	w->wn.below++;
+	w->d = (__u64)parent;
+	return 0;
+}
+
 /*
  * Walks from d (and its mount, when the hook has one) to the root. Without a
  * mount the walk stops at the root of d's filesystem: rules above that mount
@@ -170,65 +242,19 @@ static __always_inline int special_fs(struct dentry *d)
 static __always_inline void fs_walk(__u64 sb_id, const struct bb_sandbox *sb, struct dentry *d,
 				    struct vfsmount *vmnt, __u32 mask, struct walk_result *r)
 {
-	struct bb_inode_key key = { .sandbox = sb_id };
-	struct walk_names wn = {};
-	struct mount *mnt = NULL;
-	struct dentry *mnt_root = NULL, *parent;
-	struct inode *inode;
-	struct bb_rule *rule;
-	__u64 name;
-	__u32 len;
-	int i;
+	struct walk_ctx w = { .sb_id = sb_id, .d = (__u64)d, .mask = mask, .sb_flags = sb->flags };
 
-	r->special = special_fs(d);
-	if (r->special == SPECIAL_NOT_A_PATH)
-		return;
-	if (vmnt) {
-		mnt = real_mount(vmnt);
-		mnt_root = BPF_CORE_READ(vmnt, mnt_root);
-	}
-	for (i = 0; i < BB_MAX_DEPTH; i++) {
-		inode = BPF_CORE_READ(d, d_inode);
-		if (inode) {
-			key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-			key.ino = BPF_CORE_READ(inode, i_ino);
-			rule = bpf_map_lookup_elem(&inode_rules, &key);
-			if (rule) {
-				if ((rule->flags & BB_R_ANCHOR) && wn.below)
-					check_anchor(sb_id, &key, &wn, mask, r);
-				apply_rule(rule, mask, r);
-			}
+	w.r.special = special_fs(d);
+	if (w.r.special != SPECIAL_NOT_A_PATH) {
+		if (vmnt) {
+			w.mnt = (__u64)real_mount(vmnt);
+			w.mnt_root = (__u64)BPF_CORE_READ(vmnt, mnt_root);
 		}
-		if (mnt && d == mnt_root) {
-			/* The mount's root stands for its mount point: cross without a name. */
-			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
-
-			if (up == mnt)
-				return;
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
-			continue;
-		}
-		parent = BPF_CORE_READ(d, d_parent);
-		if (parent == d)
-			return;
-		name = (__u64)BPF_CORE_READ(d, d_name.name);
-		len = BPF_CORE_READ(d, d_name.len);
-		if (mask & WALK_WRITE)
-			check_mandatory(sb, name, len, inode, &wn, r);
-		wn.name[3] = wn.name[2];
-		wn.len[3] = wn.len[2];
-		wn.name[2] = wn.name[1];
-		wn.len[2] = wn.len[1];
-		wn.name[1] = wn.name[0];
-		wn.len[1] = wn.len[0];
-		wn.name[0] = name;
-		wn.len[0] = len;
-		wn.below++;
-		d = parent;
+		bpf_loop(BB_MAX_DEPTH, walk_step, &w, 0);
+		if (!w.done)
+			w.r.too_deep = 1;
 	}
-	r->too_deep = 1;
+	*r = w.r;
 }
 
 static __always_inline bool walk_read_denied(const struct walk_result *r, __u32 *rule)
@@ -272,64 +298,90 @@ static __always_inline bool walk_write_denied(const struct walk_result *r, __u32
 	return true;
 }
 
+struct path_ctx {
+	__u64 d;
+	__u64 mnt;
+	__u64 mnt_root;
+	__u32 pos; /* the path so far is scratch[pos, BB_EVENT_PATH - 1) */
+	__u32 truncated;
+	__u32 done;
+	__u32 pad;
+};
+
+static long path_step(__u32 i, void *data)
+{
+	struct path_ctx *p = data;
+	struct dentry *d = (struct dentry *)p->d, *parent;
+	struct mount *mnt = (struct mount *)p->mnt;
+	const unsigned char *name;
+	struct path_scratch *s;
+	__u32 zero = 0, len, pos = p->pos;
+
+	if (mnt && p->d == p->mnt_root) {
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (up == mnt) {
+			p->done = 1;
+			return 1;
+		}
+		p->d = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
+		p->mnt = (__u64)up;
+		p->mnt_root = (__u64)BPF_CORE_READ(up, mnt.mnt_root);
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d) {
+		p->done = 1;
+		return 1;
+	}
+	s = bpf_map_lookup_elem(&path_scratch_map, &zero);
+	if (!s)
+		return 1;
+	name = BPF_CORE_READ(d, d_name.name);
+	len = BPF_CORE_READ(d, d_name.len);
+	if (len > 255)
+		len = 255;
+	if (pos > BB_EVENT_PATH - 1 || len + 1 > pos) {
+		p->truncated = 1;
+		return 1;
+	}
+	/* Masks keep the verifier's bounds; the checks above keep the values exact. */
+	pos = (pos - len) & (BB_EVENT_PATH - 1);
+	bpf_probe_read_kernel(&s->buf[pos], len, name);
+	pos = (pos - 1) & (BB_EVENT_PATH - 1);
+	s->buf[pos] = '/';
+	p->pos = pos;
+	p->d = (__u64)parent;
+	return 0;
+}
+
 /* Builds the path of d for an event, backwards into per-CPU scratch. Denials only. */
 static __always_inline void event_set_path(struct bb_event *ev, struct dentry *d, struct vfsmount *vmnt)
 {
-	struct mount *mnt = NULL;
-	struct dentry *mnt_root = NULL, *parent;
+	struct path_ctx p = { .d = (__u64)d, .pos = BB_EVENT_PATH - 1 };
 	struct path_scratch *s;
-	__u32 zero = 0, pos = BB_EVENT_PATH - 1, len, n;
-	const unsigned char *name;
-	int i;
+	__u32 zero = 0, n;
 
-	s = bpf_map_lookup_elem(&path_scratch_map, &zero);
-	if (!s)
-		return;
 	if (vmnt) {
-		mnt = real_mount(vmnt);
-		mnt_root = BPF_CORE_READ(vmnt, mnt_root);
+		p.mnt = (__u64)real_mount(vmnt);
+		p.mnt_root = (__u64)BPF_CORE_READ(vmnt, mnt_root);
 	}
-	for (i = 0; i < BB_MAX_DEPTH; i++) {
-		if (mnt && d == mnt_root) {
-			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
-
-			if (up == mnt)
-				break;
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
-			continue;
-		}
-		parent = BPF_CORE_READ(d, d_parent);
-		if (parent == d)
-			break;
-		name = BPF_CORE_READ(d, d_name.name);
-		len = BPF_CORE_READ(d, d_name.len);
-		if (len > 255)
-			len = 255;
-		if (pos > BB_EVENT_PATH - 1 || len + 1 > pos) {
-			ev->flags |= BB_EVF_PATH_TRUNCATED;
-			break;
-		}
-		/* Masks keep the verifier's bounds; the checks above keep the values exact. */
-		pos = (pos - len) & (BB_EVENT_PATH - 1);
-		bpf_probe_read_kernel(&s->buf[pos], len, name);
-		pos = (pos - 1) & (BB_EVENT_PATH - 1);
-		s->buf[pos] = '/';
-		d = parent;
-	}
-	if (i == BB_MAX_DEPTH)
+	bpf_loop(BB_MAX_DEPTH, path_step, &p, 0);
+	if (p.truncated || !p.done)
 		ev->flags |= BB_EVF_PATH_TRUNCATED;
-	if (pos >= BB_EVENT_PATH - 1) {
+	if (p.pos >= BB_EVENT_PATH - 1) {
 		ev->path[0] = '/';
 		ev->path[1] = 0;
 		ev->path_len = 1;
 		return;
 	}
-	n = BB_EVENT_PATH - 1 - pos;
-	if (n > BB_EVENT_PATH - 1)
+	s = bpf_map_lookup_elem(&path_scratch_map, &zero);
+	if (!s)
 		return;
-	bpf_probe_read_kernel(ev->path, n, &s->buf[pos]);
+	n = BB_EVENT_PATH - 1 - p.pos;
+	if (n > BB_EVENT_PATH - 1 || p.pos > BB_EVENT_PATH - 1)
+		return;
+	bpf_probe_read_kernel(ev->path, n, &s->buf[p.pos]);
 	ev->path[n & (BB_EVENT_PATH - 1)] = 0;
 	ev->path_len = n;
 }

@@ -79,22 +79,23 @@ static __always_inline bool destination_allowed(struct bb_sandbox *sb, __u64 sb_
 
 static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 {
-	__u32 addr[4] = {}, ip4 = bpf_ntohl(ctx->user_ip4), port = bpf_ntohs(ctx->user_port);
+	/* Every context field is read once, up front: the verifier refuses reads through a moved ctx pointer. */
+	__u32 raw_ip = ctx->user_ip4, raw_port = ctx->user_port, type = ctx->type, proto = ctx->protocol;
+	__u32 addr[4] = { raw_ip }, ip4 = bpf_ntohl(raw_ip), port = bpf_ntohs(raw_port);
 	struct bb_sandbox *sb;
 	__u64 id;
 
 	sb = current_sandbox(&id);
 	if (!sb)
 		return CGROUP_DENY; /* only sandbox cgroups carry this program: fail closed */
-	if (destination_allowed(sb, id, ip4, true, false, port, ctx->type, ctx->protocol))
+	if (destination_allowed(sb, id, ip4, true, false, port, type, proto))
 		return CGROUP_ALLOW;
-	addr[0] = ctx->user_ip4;
-	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, ctx->protocol);
+	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
 }
 
 static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 {
-	__u32 ip6[4], port = bpf_ntohs(ctx->user_port);
+	__u32 ip6[4], raw_port = ctx->user_port, type = ctx->type, proto = ctx->protocol, port;
 	struct bb_sandbox *sb;
 	bool mapped;
 	__u64 id;
@@ -103,14 +104,14 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 	ip6[1] = ctx->user_ip6[1];
 	ip6[2] = ctx->user_ip6[2];
 	ip6[3] = ctx->user_ip6[3];
+	port = bpf_ntohs(raw_port);
 	sb = current_sandbox(&id);
 	if (!sb)
 		return CGROUP_DENY;
 	mapped = v4_mapped(ip6);
-	if (destination_allowed(sb, id, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6), port, ctx->type,
-				ctx->protocol))
+	if (destination_allowed(sb, id, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6), port, type, proto))
 		return CGROUP_ALLOW;
-	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, ctx->protocol);
+	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
 }
 
 SEC("cgroup/connect4")
@@ -149,21 +150,21 @@ static __always_inline int bind_check(struct bb_sandbox *sb, __u64 id, bool loop
 SEC("cgroup/bind4")
 int bb_bind4(struct bpf_sock_addr *ctx)
 {
-	__u32 addr[4] = { ctx->user_ip4 };
+	__u32 raw_ip = ctx->user_ip4, raw_port = ctx->user_port, proto = ctx->protocol;
+	__u32 addr[4] = { raw_ip };
 	struct bb_sandbox *sb;
 	__u64 id;
 
 	sb = current_sandbox(&id);
 	if (!sb)
 		return CGROUP_DENY;
-	return bind_check(sb, id, loopback4(bpf_ntohl(ctx->user_ip4)), AF_INET, addr, bpf_ntohs(ctx->user_port),
-			  ctx->protocol);
+	return bind_check(sb, id, loopback4(bpf_ntohl(raw_ip)), AF_INET, addr, bpf_ntohs(raw_port), proto);
 }
 
 SEC("cgroup/bind6")
 int bb_bind6(struct bpf_sock_addr *ctx)
 {
-	__u32 ip6[4];
+	__u32 ip6[4], raw_port = ctx->user_port, proto = ctx->protocol;
 	struct bb_sandbox *sb;
 	__u64 id;
 
@@ -175,12 +176,13 @@ int bb_bind6(struct bpf_sock_addr *ctx)
 	if (!sb)
 		return CGROUP_DENY;
 	return bind_check(sb, id, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))), AF_INET6,
-			  ip6, bpf_ntohs(ctx->user_port), ctx->protocol);
+			  ip6, bpf_ntohs(raw_port), proto);
 }
 
 /* Remember the ports a sandbox really bound, so it may connect to its own servers. */
 static __always_inline int remember_port(struct bpf_sock *sk, bool loopback)
 {
+	__u32 src_port = sk->src_port, proto = sk->protocol;
 	struct bb_port_key key = {};
 	struct bb_sandbox *sb;
 	__u8 one = 1;
@@ -191,8 +193,8 @@ static __always_inline int remember_port(struct bpf_sock *sk, bool loopback)
 		return CGROUP_DENY;
 	if (loopback && (sb->flags & BB_SB_ALLOW_LOCAL_BIND)) {
 		key.sandbox = id;
-		key.port = sk->src_port;
-		key.proto = sk->protocol;
+		key.port = src_port;
+		key.proto = proto;
 		bpf_map_update_elem(&bound_ports, &key, &one, BPF_ANY);
 	}
 	return CGROUP_ALLOW;

@@ -579,7 +579,9 @@ int cmd_exec(int argc, char **argv)
 		return BPFBOX_EXIT_SETUP;
 	}
 	log_set_sandbox(r.log, r.id, r.command_line);
-	libbpf_set_print(NULL);
+	/* BPFBOX_DEBUG_BPF=1 shows libbpf's messages, the verifier's log among them. */
+	if (!getenv("BPFBOX_DEBUG_BPF"))
+		libbpf_set_print(NULL);
 	if (load_policy(&r)) {
 		exec_teardown(&r);
 		return BPFBOX_EXIT_SETUP;
