@@ -300,11 +300,14 @@ static void accept_clients(struct proxy *p)
 	for (int i = 0; i < ACCEPT_BURST; i++) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
-		int fd = accept4(p->lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(p->lfd, (struct sockaddr *)&ss, &len,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-				set_accepting(p, false);	/* else the listener spins */
+			/* Out of descriptors or memory: pause, or the listener spins. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				set_accepting(p, false);
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			return;

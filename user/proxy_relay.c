@@ -318,8 +318,9 @@ static void response_heads(struct proxy_conn *c)
 			c->down.len = c->down.len - (size_t)r + (size_t)n;
 			c->status = (int)resp->status;
 			c->resp_scan = 0;
+			/* An interim answer (100 Continue): the final one follows it. */
 			if (resp->status < 200 && resp->status != 101)
-				c->resp_base += (size_t)n;	/* interim: look for the next head */
+				c->resp_base += (size_t)n;
 			else
 				c->resp_done = true;
 		}

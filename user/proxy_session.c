@@ -276,7 +276,8 @@ static void handle_connect(struct proxy_conn *c, const struct proxy_request *req
 
 	c->proto = PP_CONNECT;
 	if (proxy_parse_authority(req->target.p, req->target.n, 0, &auth)) {
-		set_str(c->host, sizeof(c->host), "");
+		/* Logged as sent (visible ASCII only, the parser saw to that). */
+		snprintf(c->host, sizeof(c->host), "%.*s", (int)req->target.n, req->target.p);
 		reply_bad_request(c, "malformed CONNECT target");
 		return;
 	}
@@ -296,6 +297,7 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 	c->proto = PP_HTTP;
 	rc = proxy_parse_absolute_url(req->target, &url);
 	if (rc) {
+		snprintf(c->host, sizeof(c->host), "%.*s", (int)req->target.n, req->target.p);
 		reply_bad_request(c, rc == -EPROTONOSUPPORT ? "unsupported URL scheme" :
 				     req->target.p[0] == '/' ? "not a proxy request (origin-form)" :
 				     "malformed request target");
@@ -385,7 +387,8 @@ static bool negotiate(struct proxy_conn *c)
 			if (c->in.len < c->in.cap)
 				return false;
 			proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
-					 "Request Header Fields Too Large", "request head too large");
+					 "Request Header Fields Too Large",
+					 "request head too large");
 		} else {
 			handle_http_head(c, (size_t)n);
 		}
@@ -400,8 +403,8 @@ static bool negotiate(struct proxy_conn *c)
 		}
 		consume(&c->in, (size_t)n);
 		if (!noauth) {
-			proxy_reply_bytes(c, "\x05\xff", 2, 0xff, "no acceptable SOCKS5 auth method",
-					  true);
+			proxy_reply_bytes(c, "\x05\xff", 2, 0xff,
+					  "no acceptable SOCKS5 auth method", true);
 			return true;
 		}
 		proxy_reply_bytes(c, "\x05\x00", 2, 0, NULL, false);
@@ -470,8 +473,8 @@ static bool negotiation_step(struct proxy_conn *c)
 		return false;
 	if (eof) {
 		if (c->st <= PS_SOCKS4) {
-			proxy_conn_close(c, c->saw_bytes ? "client closed before completing its request" :
-					 NULL);
+			proxy_conn_close(c, c->saw_bytes ?
+					 "client closed before completing its request" : NULL);
 			return false;
 		}
 		/* A half-close right after a complete request is legitimate. */

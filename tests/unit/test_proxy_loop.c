@@ -683,8 +683,10 @@ static void test_http_smuggling(void **state)
 	static const char *const bad[] = {
 		"POST http://127.0.0.1:%u/ HTTP/1.1\r\nContent-Length: 4\r\n"
 		"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-		"POST http://127.0.0.1:%u/ HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\n",
-		"POST http://127.0.0.1:%u/ HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n",
+		"POST http://127.0.0.1:%u/ HTTP/1.1\r\nContent-Length: 4\r\n"
+		"Content-Length: 5\r\n\r\n",
+		"POST http://127.0.0.1:%u/ HTTP/1.1\r\n"
+		"Transfer-Encoding: chunked, identity\r\n\r\n",
 		"POST http://127.0.0.1:%u/ HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n",
 		"GET http://127.0.0.1:%u/ HTTP/1.1\r\nX-A: a\r\n folded\r\n\r\n",
 		"GET http://127.0.0.1:%u/ HTTP/1.1\nHost: a\n\n",
@@ -732,7 +734,8 @@ static void test_http_upstream_misbehaves(void **state)
 	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/continue HTTP/1.1\r\n\r\n", f->up.port);
 	exchange_str(f, req, buf, sizeof(buf));
 	assert_string_equal(buf, "HTTP/1.1 100 Continue\r\n\r\n"
-			    "HTTP/1.1 201 Created\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+			    "HTTP/1.1 201 Created\r\nContent-Length: 2\r\nConnection: close\r\n"
+			    "\r\nok");
 	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.1\r\n\r\n", f->closed_port);
 	exchange_str(f, req, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "HTTP/1.1 502 Bad Gateway\r\n"));

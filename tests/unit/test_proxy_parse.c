@@ -233,7 +233,8 @@ static void test_rebuild(void **state)
 	assert_string_equal(out, want);
 
 	/* Default port and empty path; IPv6 host gets brackets; chunked is regenerated. */
-	assert_int_equal(parse("GET http://[::1] HTTP/1.0\r\nTransfer-Encoding: x\r\n\r\n", &req), 0);
+	assert_int_equal(parse("GET http://[::1] HTTP/1.0\r\nTransfer-Encoding: x\r\n\r\n",
+			       &req), 0);
 	assert_int_equal(proxy_parse_absolute_url(req.target, &u), 0);
 	b.kind = PROXY_BODY_CHUNKED;
 	n = proxy_build_upstream_head(&req, &u, "::1", &b, out, sizeof(out));
@@ -307,7 +308,8 @@ static void test_chunked(void **state)
 	char out[256];
 	size_t n;
 
-	assert_int_equal(dechunk("5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-T: 1\r\n\r\n", out, &n), 1);
+	assert_int_equal(dechunk("5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-T: 1\r\n\r\n",
+				 out, &n), 1);
 	assert_int_equal(n, 11);
 	assert_memory_equal(out, "hello world", 11);
 	assert_int_equal(dechunk("A\r\n0123456789\r\n0\r\n\r\n", out, &n), 1);
