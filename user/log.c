@@ -5,9 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +16,6 @@
 #include <cjson/cJSON.h>
 
 #include "log.h"
-
-/* How long a full non-blocking destination may stall a writer, in ms. */
-#define LOG_POLL_MS 1000
 
 struct log_rule {
 	char *command;
@@ -274,7 +269,8 @@ void log_set_ignore(struct log *log, const struct log_ignore_rule *rules, size_t
 	free_rules(old, n_old);
 	return;
 nomem:
-	log_msg(log, LOG_ERROR, "error", "out of memory setting ignoreViolations; keeping the old rules");
+	log_msg(log, LOG_ERROR, "error",
+		"out of memory setting ignoreViolations; keeping the old rules");
 }
 
 /* Called locked. */
@@ -288,7 +284,8 @@ static bool ignored(const struct log *log, const char *msg, const char *text)
 		if (strcmp(r->command, "*") && !strstr(cmd, r->command))
 			continue;
 		for (size_t j = 0; j < r->n_lines; j++)
-			if ((msg && strstr(msg, r->lines[j])) || (text && strstr(text, r->lines[j])))
+			if ((msg && strstr(msg, r->lines[j])) ||
+			    (text && strstr(text, r->lines[j])))
 				return true;
 	}
 	return false;
@@ -309,10 +306,11 @@ static void default_message(struct log_event *ev)
 {
 	cJSON *root = log_event_json(ev);
 	cJSON *event = cJSON_GetObjectItemCaseSensitive(root, "event");
-	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message"));
-	const char *action = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(event, "action"));
-	const char *outcome =
-		cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(event, "outcome"));
+	const char *msg, *action, *outcome;
+
+	msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message"));
+	action = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(event, "action"));
+	outcome = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(event, "outcome"));
 
 	if (msg && *msg)
 		return;
@@ -339,53 +337,6 @@ static void stamp(struct log *log, struct log_event *ev)
 		log_event_set_str(ev, "bpfbox.sandbox.id", log->sandbox_id);
 	if (log->command_line)
 		log_event_set_str(ev, "bpfbox.sandbox.command_line", log->command_line);
-}
-
-/*
- * One write() for the line; a regular file opened O_APPEND takes it whole
- * (and a pipe up to PIPE_BUF). Loops only when the kernel wrote part of it.
- * SIGPIPE is held back so a vanished reader yields -EPIPE instead of
- * killing the supervisor.
- */
-static int write_line(int fd, const char *buf, size_t len)
-{
-	sigset_t pipe_set, old, pending;
-	bool was_pending;
-	int err = 0;
-
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	was_pending = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n > 0) {
-			buf += n;
-			len -= (size_t)n;
-		} else if (n == 0) {
-			err = -EIO;
-			break;
-		} else if (errno == EAGAIN) {
-			struct pollfd p = { .fd = fd, .events = POLLOUT };
-			int r = poll(&p, 1, LOG_POLL_MS);
-
-			if (r == 0 || (r < 0 && errno != EINTR)) {
-				err = r ? -errno : -EAGAIN;
-				break;
-			}
-		} else if (errno != EINTR) {
-			err = -errno;
-			break;
-		}
-	}
-	if (err == -EPIPE && !was_pending) {
-		struct timespec zero = { 0, 0 };
-
-		sigtimedwait(&pipe_set, NULL, &zero);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
 }
 
 static char *with_newline(char *body)
@@ -419,8 +370,9 @@ static unsigned long long bpfbox_count(cJSON *bb, const char *name, unsigned lon
 {
 	cJSON *item = cJSON_GetObjectItemCaseSensitive(bb, name);
 
-	return cJSON_IsNumber(item) && item->valuedouble >= 1 ? (unsigned long long)item->valuedouble :
-								 dflt;
+	if (!cJSON_IsNumber(item) || item->valuedouble < 1)
+		return dflt;
+	return (unsigned long long)item->valuedouble;
 }
 
 /* Called locked: updates counters, returns true when the event is to be written. */
@@ -474,7 +426,7 @@ int log_emit(struct log *log, struct log_event *ev)
 		goto unlock;
 	stamp(log, ev);
 	line = make_line(log, ev, text);
-	err = line ? write_line(log->fd, line, strlen(line)) : -ENOMEM;
+	err = line ? log_write_line(log->fd, line, strlen(line)) : -ENOMEM;
 	if (err)
 		log->counts.write_errors++;
 	else

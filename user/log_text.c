@@ -54,7 +54,9 @@ char *log_text_render(cJSON *root, enum log_level level)
 	f = open_memstream(&buf, &size);
 	if (!f)
 		return NULL;
-	fprintf(f, "bpfbox: %s ", upper_names[(unsigned int)level < LOG_LEVELS ? level : LOG_ERROR]);
+	if ((unsigned int)level >= LOG_LEVELS)
+		level = LOG_ERROR;
+	fprintf(f, "bpfbox: %s ", upper_names[level]);
 	ok = put_escaped(f, "%s", msg ? msg : "(no message)");
 	rule = field_str(root, "rule", "name");
 	if (ok && rule)
