@@ -95,7 +95,10 @@ struct log_counts {
  */
 int log_open(const struct log_config *cfg, struct log **out);
 
-/* Closes the destination it opened or duplicated and frees everything. NULL is fine. */
+/*
+ * Closes the destination it opened or duplicated (never stderr) and frees
+ * everything. No other thread may still be using the log. NULL is fine.
+ */
 void log_close(struct log *log);
 
 /*
