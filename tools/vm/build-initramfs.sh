@@ -22,16 +22,19 @@ if LC_ALL=C ldd "$busybox" 2>/dev/null | grep -q '=>'; then
 fi
 command -v cpio >/dev/null || die "cpio not found: apt-get install cpio"
 
+# Named by a hash of its inputs: concurrent runs and work trees with a different
+# init never overwrite an image another run is using.
 inputs=$(cd "$kdir/modules" && sha256sum "$busybox" "$here/init" order $(sed "s/$/.ko/" order) |
 	awk '{ print $1 }' | sha256sum | cut -c1-16)
-out=$kdir/initramfs.cpio
-if [ -f "$out" ] && [ "$(cat "$out.inputs" 2>/dev/null)" = "$inputs" ]; then
+out=$kdir/initramfs-$inputs.cpio
+if [ -f "$out" ]; then
 	echo "$out"
 	exit 0
 fi
 
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+image=$(mktemp "$kdir/.initramfs.XXXXXX") # same file system as $out: mv is atomic
+trap 'rm -rf "$stage" "$image"' EXIT
 mkdir -p "$stage"/{bin,dev,proc,sys,modules}
 cp "$busybox" "$stage/bin/busybox"
 cp "$here/init" "$stage/init"
@@ -39,7 +42,9 @@ chmod 0755 "$stage/init" "$stage/bin/busybox"
 cp "$kdir/modules/order" "$stage/modules/"
 for m in $(cat "$kdir/modules/order"); do cp "$kdir/modules/$m.ko" "$stage/modules/"; done
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
-	cpio --quiet -o -H newc -R 0:0) >"$out.tmp"
-mv "$out.tmp" "$out"
-echo "$inputs" >"$out.inputs"
+	cpio --quiet -o -H newc -R 0:0) >"$image"
+chmod 0644 "$image"
+mv "$image" "$out"
+# Drop images of older inputs once nobody is likely to still boot them.
+find "$kdir" -maxdepth 1 -name 'initramfs-*.cpio' ! -name "${out##*/}" -mmin +60 -delete
 echo "$out"

@@ -25,11 +25,16 @@ esac
 cache=${BPFBOX_VM_CACHE:-/var/cache/bpfbox-vm}
 dest=$cache/$version
 stamp="v2 modules: $(echo $WANT_MODULES)" # bump when the cache layout changes
-if [ -f "$dest/vmlinuz" ] && [ "$(cat "$dest/.complete" 2>/dev/null)" = "$stamp" ]; then
-	exit 0
-fi
+complete() { [ -f "$dest/vmlinuz" ] && [ "$(cat "$dest/.complete" 2>/dev/null)" = "$stamp" ]; }
+complete && exit 0
 
-for tool in apt-get apt-cache dpkg-deb xz; do
+# One fetch per version at a time; a run that waited finds the cache filled.
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$version"
+flock 9
+complete && exit 0
+
+for tool in apt-get apt-cache dpkg-deb xz flock; do
 	command -v "$tool" >/dev/null || die "$tool not found (Debian host required)"
 done
 [ -r "$KEYRING" ] || die "$KEYRING missing: apt-get install debian-archive-keyring"

@@ -30,7 +30,9 @@ done
 [ -n "$kernel" ] && [ $# -ge 1 ] || usage
 [[ "$timeout" =~ ^[0-9]+$ ]] || usage
 script=$1
-[ -e "$script" ] || { say "$script: no such file"; exit 2; }
+# SCRIPT is a file (run in the guest from the same cwd) or a command on PATH.
+[ -e "$script" ] || command -v "$script" >/dev/null ||
+	{ say "$script: no such file or command"; exit 2; }
 command -v qemu-system-x86_64 >/dev/null || { say "qemu-system-x86_64 missing: apt-get install qemu-system-x86"; exit 2; }
 
 "$here/fetch-kernel.sh" "$kernel"
@@ -45,7 +47,7 @@ cwd=$(pwd -P)
 # The guest mounts a fresh tmpfs on /tmp, which would hide the work tree if it
 # lives there; then it keeps the (writable) overlay /tmp instead.
 tmpfs=1
-for p in "$cwd" "$(realpath "$script")"; do
+for p in "$cwd" "$(realpath -e "$script" 2>/dev/null || true)"; do
 	case "$p/" in /tmp/*) tmpfs=0 ;; esac
 done
 nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
