@@ -1,0 +1,119 @@
+# Assertion helpers for tests/vm/test_*.sh (bash; source it first thing).
+# Each assertion prints "ok N - NAME" or "not ok N - NAME" plus "# " diagnostics
+# and returns 0/1; a failure does not stop the file. On exit the file prints its
+# totals and exits 1 if anything failed. run-all.sh adds up the ok/not ok lines.
+#
+#   assert_succeeds NAME CMD...         CMD exits 0
+#   assert_fails NAME CMD...            CMD exits non-zero
+#   assert_status NAME STATUS CMD...    CMD exits STATUS
+#   assert_eq EXPECTED ACTUAL [NAME]
+#   assert_contains FILE REGEX [NAME]   grep -E; FILE may be "$T_OUT"
+#   assert_not_contains FILE REGEX [NAME]
+#   t_ok NAME / t_fail NAME [DIAG...] / t_skip NAME REASON / t_skip_all REASON
+#
+# After a CMD assertion, $T_OUT holds that command's stdout+stderr and $T_RC
+# its exit status. $BPFBOX is the built binary, $T_ROOT the repository root.
+
+# Assertions report failures themselves, so errexit would only cut a file short.
+set -uo pipefail
+set +e
+
+T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BPFBOX=${BPFBOX:-$T_ROOT/build/bpfbox}
+T_NAME=$(basename "$0" .sh)
+T_N=0 T_PASS=0 T_FAIL=0 T_SKIP=0 T_RC=0
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/$T_NAME.XXXXXX")
+T_OUT=$T_TMP/out
+: >"$T_OUT"
+
+t_diag() { sed 's/^/#   /' >&2; }
+
+t_ok() {
+	T_N=$((T_N + 1)) T_PASS=$((T_PASS + 1))
+	echo "ok $T_N - $1"
+}
+
+t_fail() {
+	T_N=$((T_N + 1)) T_FAIL=$((T_FAIL + 1))
+	echo "not ok $T_N - $1"
+	shift
+	[ $# -eq 0 ] || printf '%s\n' "$@" | t_diag
+	return 1
+}
+
+t_skip() {
+	T_N=$((T_N + 1)) T_SKIP=$((T_SKIP + 1))
+	echo "ok $T_N - $1 # SKIP ${2:-}"
+}
+
+# Skips the rest of the file (e.g. a missing prerequisite) without failing it.
+t_skip_all() {
+	echo "# SKIP $T_NAME: $*"
+	exit 0
+}
+
+# Runs CMD with its output in $T_OUT and its status in $T_RC.
+t_exec() {
+	"$@" >"$T_OUT" 2>&1 </dev/null
+	T_RC=$?
+}
+
+# Diagnostics for a failed command: what ran, its status, the end of its output.
+t_cmd_diag() {
+	echo "command: $*"
+	echo "exit status: $T_RC"
+	[ -s "$T_OUT" ] && echo "output (last 20 lines):" && tail -n 20 "$T_OUT"
+}
+
+assert_succeeds() {
+	local name=$1
+	shift
+	t_exec "$@"
+	[ "$T_RC" -eq 0 ] && t_ok "$name" && return 0
+	t_fail "$name" "$(t_cmd_diag "$@")"
+}
+
+assert_fails() {
+	local name=$1
+	shift
+	t_exec "$@"
+	[ "$T_RC" -ne 0 ] && t_ok "$name" && return 0
+	t_fail "$name" "expected a non-zero exit status" "$(t_cmd_diag "$@")"
+}
+
+assert_status() {
+	local name=$1 want=$2
+	shift 2
+	t_exec "$@"
+	[ "$T_RC" -eq "$want" ] && t_ok "$name" && return 0
+	t_fail "$name" "expected exit status $want" "$(t_cmd_diag "$@")"
+}
+
+assert_eq() {
+	local name=${3:-"'$2' = '$1'"}
+	[ "$1" = "$2" ] && t_ok "$name" && return 0
+	t_fail "$name" "expected: '$1'" "actual:   '$2'"
+}
+
+assert_contains() {
+	local name=${3:-"$1 matches /$2/"}
+	grep -Eq -- "$2" "$1" 2>/dev/null && t_ok "$name" && return 0
+	t_fail "$name" "no line of $1 matches /$2/; it holds (last 20 lines):" \
+		"$(tail -n 20 "$1" 2>&1)"
+}
+
+assert_not_contains() {
+	local name=${3:-"$1 does not match /$2/"}
+	[ -r "$1" ] || { t_fail "$name" "cannot read $1"; return 1; }
+	! grep -Eq -- "$2" "$1" && t_ok "$name" && return 0
+	t_fail "$name" "unexpected lines in $1:" "$(grep -E -- "$2" "$1" | head -n 20)"
+}
+
+t_summary() {
+	local rc=$?
+	rm -rf "$T_TMP"
+	echo "# $T_NAME: $T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
+	[ "$T_FAIL" -eq 0 ] || exit 1
+	exit "$rc"
+}
+trap t_summary EXIT
