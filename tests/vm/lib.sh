@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Assertion helpers for tests/vm/test_*.sh (bash; source it first thing).
 # Each assertion prints "ok N - NAME" or "not ok N - NAME" plus "# " diagnostics
 # and returns 0/1; a failure does not stop the file. On exit the file prints its

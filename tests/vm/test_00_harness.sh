@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The VM is what the other tests assume: bpf LSM active, cgroup2 and bpffs
 # mounted, no network but lo, the host's tools usable, root writable.
+# shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 assert_contains /sys/kernel/security/lsm '(^|,)bpf(,|$)' "bpf is in the active LSM list"
@@ -10,7 +11,7 @@ assert_contains /proc/mounts '^[^ ]+ /sys/fs/bpf bpf ' "bpffs is mounted at /sys
 assert_contains /proc/mounts '^[^ ]+ /sys/kernel/security securityfs ' "securityfs is mounted"
 assert_succeeds "a cgroup can be created and removed" \
 	bash -c 'mkdir /sys/fs/cgroup/t00_harness && rmdir /sys/fs/cgroup/t00_harness'
-assert_eq lo "$(ls /sys/class/net | xargs)" "the only network interface is lo"
+assert_eq lo "$(cd /sys/class/net && echo *)" "the only network interface is lo"
 assert_contains /sys/class/net/lo/operstate '^(up|unknown)$' "lo is up"
 assert_succeeds "the kernel has BTF" test -s /sys/kernel/btf/vmlinux
 

@@ -24,7 +24,8 @@ command -v cpio >/dev/null || die "cpio not found: apt-get install cpio"
 
 # Named by a hash of its inputs: concurrent runs and work trees with a different
 # init never overwrite an image another run is using.
-inputs=$(cd "$kdir/modules" && sha256sum "$busybox" "$here/init" order $(sed "s/$/.ko/" order) |
+mapfile -t modules <"$kdir/modules/order"
+inputs=$(cd "$kdir/modules" && sha256sum "$busybox" "$here/init" order "${modules[@]/%/.ko}" |
 	awk '{ print $1 }' | sha256sum | cut -c1-16)
 out=$kdir/initramfs-$inputs.cpio
 if [ -f "$out" ]; then
@@ -40,7 +41,7 @@ cp "$busybox" "$stage/bin/busybox"
 cp "$here/init" "$stage/init"
 chmod 0755 "$stage/init" "$stage/bin/busybox"
 cp "$kdir/modules/order" "$stage/modules/"
-for m in $(cat "$kdir/modules/order"); do cp "$kdir/modules/$m.ko" "$stage/modules/"; done
+for m in "${modules[@]}"; do cp "$kdir/modules/$m.ko" "$stage/modules/"; done
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio --quiet -o -H newc -R 0:0) >"$image"
 chmod 0644 "$image"

@@ -24,7 +24,7 @@ esac
 
 cache=${BPFBOX_VM_CACHE:-/var/cache/bpfbox-vm}
 dest=$cache/$version
-stamp="v2 modules: $(echo $WANT_MODULES)" # bump when the cache layout changes
+stamp="v2 modules: $(echo "$WANT_MODULES" | xargs)" # bump when the cache layout changes
 complete() { [ -f "$dest/vmlinuz" ] && [ "$(cat "$dest/.complete" 2>/dev/null)" = "$stamp" ]; }
 complete && exit 0
 
@@ -167,4 +167,4 @@ dpkg-deb -f "$work"/*.deb Package Version >"$out/package"
 echo "$stamp" >"$out/.complete"
 rm -rf "$dest"
 mv "$out" "$dest"
-echo "fetch-kernel: $version -> $dest ($release, modules: $(echo $(cat "$dest/modules/order")))" >&2
+echo "fetch-kernel: $version -> $dest ($release, modules: $(xargs <"$dest/modules/order"))" >&2

@@ -17,7 +17,7 @@ usage() {
 }
 say() { echo "vm: $*" >&2; }
 
-kernel= mem=2G timeout=900
+kernel="" mem=2G timeout=900
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?}; shift 2 ;;
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
 	*) usage ;;
 	esac
 done
-[ -n "$kernel" ] && [ $# -ge 1 ] || usage
+{ [ -n "$kernel" ] && [ $# -ge 1 ]; } || usage
 [[ "$timeout" =~ ^[0-9]+$ ]] || usage
 script=$1
 # SCRIPT is a file (run in the guest from the same cwd) or a command on PATH.
@@ -84,7 +84,7 @@ start=$SECONDS
 set +e
 timeout -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 |
 	sed -u -e 's/\r//g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' \
-		-e '/^SeaBIOS (version/d; s/^Booting from ROM\.*//' | {
+		-e '/^SeaBIOS (version/d; /^Booting from ROM\.*$/d; s/^Booting from ROM\.*//' | {
 	done=0
 	while IFS= read -r line || [ -n "$line" ]; do
 		if [ $done = 1 ]; then
