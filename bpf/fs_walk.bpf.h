@@ -36,7 +36,7 @@ struct walk_result {
 struct walk_names {
 	__u64 name[BB_NAME_CHAIN]; /* name[0] is the child of the node being visited */
 	__u32 len[BB_NAME_CHAIN];
-	__u32 below; /* components seen below the node being visited */
+	__u32 below; /* components seen below the node being visited, saturating at BB_NAME_CHAIN */
 };
 
 static __always_inline __u64 component_hash(__u64 name, __u32 len)
@@ -176,18 +176,27 @@ struct walk_ctx {
 	struct walk_result r;
 };
 
-static long walk_step(__u32 i, void *data)
+/*
+ * One level of the walk. A global function is verified once, on its own,
+ * whatever calls it; the loop that calls it then converges at once.
+ */
+__noinline int bb_walk_level(struct walk_ctx *w)
 {
-	struct walk_ctx *w = data;
-	struct bb_inode_key key = { .sandbox = w->sb_id };
-	struct dentry *d = (struct dentry *)w->d, *parent;
-	struct mount *mnt = (struct mount *)w->mnt;
-	struct bb_sandbox sbv = { .flags = w->sb_flags };
+	struct bb_inode_key key = {};
+	struct dentry *d, *parent;
+	struct mount *mnt;
+	struct bb_sandbox sbv = {};
 	struct inode *inode;
 	struct bb_rule *rule;
 	__u64 name;
 	__u32 len;
 
+	if (!w)
+		return 1;
+	key.sandbox = w->sb_id;
+	d = (struct dentry *)w->d;
+	mnt = (struct mount *)w->mnt;
+	sbv.flags = w->sb_flags;
 	inode = BPF_CORE_READ(d, d_inode);
 	if (inode) {
 		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
@@ -229,9 +238,16 @@ static long walk_step(__u32 i, void *data)
 	w->wn.len[1] = w->wn.len[0];
 	w->wn.name[0] = name;
 	w->wn.len[0] = len;
-	w->wn.below++;
+	/* Saturating, so the verifier sees the loop's states converge. */
+	if (w->wn.below < BB_NAME_CHAIN)
+		w->wn.below++;
 	w->d = (__u64)parent;
 	return 0;
+}
+
+static long walk_step(__u32 i, void *data)
+{
+	return bb_walk_level(data) ? 1 : 0;
 }
 
 /*
@@ -308,14 +324,19 @@ struct path_ctx {
 	__u32 pad;
 };
 
-static long path_step(__u32 i, void *data)
+__noinline int bb_path_level(struct path_ctx *p)
 {
-	struct path_ctx *p = data;
-	struct dentry *d = (struct dentry *)p->d, *parent;
-	struct mount *mnt = (struct mount *)p->mnt;
+	struct dentry *d, *parent;
+	struct mount *mnt;
 	const unsigned char *name;
 	struct path_scratch *s;
-	__u32 zero = 0, len, pos = p->pos;
+	__u32 zero = 0, len, pos;
+
+	if (!p)
+		return 1;
+	d = (struct dentry *)p->d;
+	mnt = (struct mount *)p->mnt;
+	pos = p->pos;
 
 	if (mnt && p->d == p->mnt_root) {
 		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
@@ -353,6 +374,11 @@ static long path_step(__u32 i, void *data)
 	p->pos = pos;
 	p->d = (__u64)parent;
 	return 0;
+}
+
+static long path_step(__u32 i, void *data)
+{
+	return bb_path_level(data) ? 1 : 0;
 }
 
 /* Builds the path of d for an event, backwards into per-CPU scratch. Denials only. */
