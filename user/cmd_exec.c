@@ -321,7 +321,8 @@ static void log_start(struct exec_run *r)
 
 	log_event_set_int(ev, "process.pid", r->launch.pid);
 	log_event_set_strv(ev, "process.args", r->opts.argv);
-	log_event_set_str(ev, "bpfbox.policy.file", r->policy->file ? r->policy->file : "(default)");
+	if (r->policy->file)
+		log_event_set_str(ev, "bpfbox.policy.path", r->policy->file);
 	log_event_set_str(ev, "bpfbox.policy.digest", r->policy->digest);
 	log_event_set_int(ev, "bpfbox.proxy.port", r->proxy.port);
 	log_event_set_bool(ev, "bpfbox.audit", (sandbox_flags(r) & BB_SB_AUDIT) != 0);
@@ -340,12 +341,13 @@ static long long elapsed_ms(const struct timespec *since)
 static void log_exit(struct exec_run *r, const struct supervise_result *res)
 {
 	uint64_t lost = 0, denied = 0;
+	struct log_counts counts;
 	struct log_event *ev;
-	bool ok = res->exit_code == 0;
+	bool ok = res->exit_code == 0 && !res->term_signal;
 
 	sandbox_maps_counters(r->bpf, r->cg.id, &lost, &denied);
 	if (lost) {
-		ev = log_event_new(LOG_ERROR, "event", "process", "info", "events-lost", "failure");
+		ev = log_event_new(LOG_WARN, "event", "process", "info", "events-lost", "unknown");
 		log_event_set_int(ev, "bpfbox.lost", (long long)lost);
 		log_event_message(ev, "%llu kernel refusal events were lost (ring buffer full); they were enforced "
 				      "but not reported one by one",
@@ -356,13 +358,19 @@ static void log_exit(struct exec_run *r, const struct supervise_result *res)
 			   ok ? "success" : "failure");
 	log_event_set_int(ev, "process.pid", r->launch.pid);
 	log_event_set_int(ev, "process.exit_code", res->exit_code);
-	if (res->term_signal)
-		log_event_set_int(ev, "bpfbox.signal", res->term_signal);
-	log_event_set_str(ev, "bpfbox.ended_by", res->ended_by ? res->ended_by : "exit");
+	if (res->term_signal) {
+		log_event_set_int(ev, "bpfbox.exit.signal", res->term_signal);
+		log_event_set_str(ev, "bpfbox.exit.signal_name", sigabbrev_np(res->term_signal));
+	}
+	log_event_set_str(ev, "bpfbox.exit.ended_by", res->ended_by ? res->ended_by : "exit");
 	log_event_set_int(ev, "event.duration", elapsed_ms(&r->started) * 1000000LL);
-	log_event_set_int(ev, "bpfbox.refusals.kernel", (long long)denied);
-	log_event_set_int(ev, "bpfbox.refusals.reported", (long long)r->kctx.refusals);
-	log_event_set_int(ev, "bpfbox.lost", (long long)lost);
+	log_get_counts(r->log, &counts);
+	log_event_set_int(ev, "bpfbox.counts.denied", (long long)denied);
+	log_event_set_int(ev, "bpfbox.counts.audited", (long long)counts.audited);
+	log_event_set_int(ev, "bpfbox.counts.ignored", (long long)counts.ignored);
+	log_event_set_int(ev, "bpfbox.counts.lost", (long long)lost);
+	log_event_set_int(ev, "bpfbox.counts.warnings", (long long)counts.seen[LOG_WARN]);
+	log_event_set_int(ev, "bpfbox.counts.errors", (long long)counts.seen[LOG_ERROR]);
 	log_event_message(ev, "sandbox %s ended (%s): exit status %d%s", r->id, res->ended_by ? res->ended_by : "exit",
 			  res->exit_code, denied ? ", with refusals" : "");
 	log_emit(r->log, ev);

@@ -102,7 +102,8 @@ int kevent_handle(void *ctx, void *data, size_t size)
 	log_event_set_int(le, "process.pid", ev->pid);
 	log_event_set_int(le, "process.thread.id", ev->tid);
 	log_event_set_bytes(le, "process.name", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
-	log_event_set_int(le, "process.user.id", ev->uid);
+	snprintf(target, sizeof(target), "%u", ev->uid);
+	log_event_set_str(le, "process.user.id", target);
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	if (n > 0) {
@@ -117,11 +118,15 @@ int kevent_handle(void *ctx, void *data, size_t size)
 		log_event_set_errno(le, ev->error);
 	switch (ev->kind) {
 	case BB_EV_FILE:
-	case BB_EV_UNIX:
 		log_event_set_bytes(le, "file.path", ev->path, strnlen(ev->path, sizeof(ev->path)));
 		if (ev->flags & BB_EVF_PATH_TRUNCATED)
-			log_event_set_bool(le, "bpfbox.path_truncated", true);
+			log_event_set_bool(le, "bpfbox.truncated", true);
 		snprintf(target, sizeof(target), "%.*s", (int)strnlen(ev->path, sizeof(ev->path)), ev->path);
+		break;
+	case BB_EV_UNIX:
+		log_event_set_bytes(le, "destination.address", ev->path, strnlen(ev->path, sizeof(ev->path)));
+		log_event_set_str(le, "network.type", "unix");
+		snprintf(target, sizeof(target), "unix:%.*s", (int)strnlen(ev->path, sizeof(ev->path)), ev->path);
 		break;
 	case BB_EV_NET:
 		set_destination(le, ev, target, sizeof(target));
@@ -141,8 +146,6 @@ int kevent_handle(void *ctx, void *data, size_t size)
 	log_event_message(le, "%s %s%s%s by %.*s (pid %u) under rule %s%s", audit ? "would deny" : "denied", action,
 			  target[0] ? " " : "", target, (int)strnlen(ev->comm, sizeof(ev->comm)), ev->comm, ev->pid,
 			  rule, ev->count > 1 ? " (repeated)" : "");
-	if (ev->count > 1)
-		log_event_set_int(le, "bpfbox.repeats", ev->count);
 	if (audit)
 		log_event_audit(le);
 	log_event_violation(le);
@@ -157,8 +160,11 @@ void kevent_report_pending(void *ctx, uint32_t op, uint32_t rule, uint64_t count
 	const char *action = kevent_action(op), *name = kevent_rule_name(k, rule);
 
 	k->refusals += count;
-	le = log_event_new(LOG_WARN, "event", op >= BB_OP_CONNECT ? "network" : "file", "access,denied", action,
-			   "failure");
+	le = log_event_new(LOG_WARN, "event",
+			   op >= BB_OP_CONNECT	? "network"
+			   : op >= BB_OP_MOUNT	? "process"
+						: "file",
+			   op >= BB_OP_CONNECT ? "connection,denied" : "access,denied", action, "failure");
 	log_event_set_str(le, "rule.name", name);
 	log_event_set_int(le, "bpfbox.count", (long long)count);
 	log_event_message(le, "denied %s %llu more times under rule %s (identical refusals folded)", action,

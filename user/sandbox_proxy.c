@@ -35,7 +35,7 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	if (pe->method)
 		log_event_set_str(ev, "http.request.method", pe->method);
 	if (pe->status)
-		log_event_set_int(ev, "bpfbox.proxy.status", pe->status);
+		log_event_set_int(ev, "http.response.status_code", pe->status);
 	if (pe->client_addr)
 		log_event_set_str(ev, "source.address", pe->client_addr);
 	log_event_set_str(ev, "network.protocol", pe->protocol);
