@@ -318,12 +318,14 @@ static void join_command(struct exec_run *r)
 static void log_start(struct exec_run *r)
 {
 	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
+	char digest[80];
 
 	log_event_set_int(ev, "process.pid", r->launch.pid);
 	log_event_set_strv(ev, "process.args", r->opts.argv);
 	if (r->policy->file)
 		log_event_set_str(ev, "bpfbox.policy.path", r->policy->file);
-	log_event_set_str(ev, "bpfbox.policy.digest", r->policy->digest);
+	snprintf(digest, sizeof(digest), "sha256:%s", r->policy->digest);
+	log_event_set_str(ev, "bpfbox.policy.digest", digest);
 	log_event_set_int(ev, "bpfbox.proxy.port", r->proxy.port);
 	log_event_set_bool(ev, "bpfbox.audit", (sandbox_flags(r) & BB_SB_AUDIT) != 0);
 	log_event_message(ev, "sandbox %s started %s (pid %d)", r->id, r->command_line, r->launch.pid);
