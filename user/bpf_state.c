@@ -254,6 +254,70 @@ static void remove_pins(const char *pin_dir)
 	rmdir(BPFBOX_PIN_ROOT);
 }
 
+/* /run/bpfbox/<build>.lock: shared by launchers of that build for as long as they run. */
+static int user_lock_open(const char *pin_dir, int how)
+{
+	char path[PATH_MAX];
+	const char *build = strrchr(pin_dir, '/');
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s.lock", BPFBOX_RUN_DIR, build ? build + 1 : pin_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, how)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static bool set_has_sandboxes(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	uint64_t key;
+	int fd;
+	bool busy;
+
+	snprintf(path, sizeof(path), "%s/sandboxes", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno != ENOENT; /* unreadable: keep it */
+	busy = bpf_map_get_next_key(fd, NULL, &key) == 0;
+	close(fd);
+	return busy;
+}
+
+int bpf_state_remove_stale(const char *keep_pin_dir)
+{
+	char dir[PATH_MAX + 300];
+	struct dirent *de;
+	int count = 0, fd;
+	DIR *root = opendir(BPFBOX_PIN_ROOT);
+
+	while (root && (de = readdir(root))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", BPFBOX_PIN_ROOT, de->d_name);
+		if (keep_pin_dir && !strcmp(dir, keep_pin_dir))
+			continue;
+		fd = user_lock_open(dir, LOCK_EX | LOCK_NB);
+		if (fd < 0)
+			continue; /* a launcher of that build is running */
+		if (!set_has_sandboxes(dir)) {
+			remove_partial(dir);
+			remove_pins(dir);
+			count++;
+		}
+		close(fd);
+	}
+	if (root)
+		closedir(root);
+	return count;
+}
+
 int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
@@ -268,6 +332,7 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 		return errmsg_set(em, -ENOMEM, "allocating");
 	for (int i = 0; i < NET_PROG_COUNT; i++)
 		st->net_prog_fd[i] = -1;
+	st->user_lock_fd = -1;
 	err = ensure_bpffs(em);
 	if (err)
 		goto cleanup;
@@ -285,6 +350,12 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 		err = errmsg_set(em, -errno, "locking %s", lock_path);
 		goto cleanup;
 	}
+	st->user_lock_fd = user_lock_open(st->pin_dir, LOCK_SH);
+	if (st->user_lock_fd < 0) {
+		err = errmsg_set(em, st->user_lock_fd, "locking this build's program set");
+		goto cleanup;
+	}
+	bpf_state_remove_stale(st->pin_dir);
 	opts.pin_root_path = st->pin_dir;
 	st->skel = bpfbox_bpf__open_opts(&opts);
 	if (!st->skel) {
@@ -342,6 +413,8 @@ void bpf_state_close(struct bpf_state *st)
 	for (int i = 0; i < NET_PROG_COUNT; i++)
 		if (st->net_prog_fd[i] >= 0)
 			close(st->net_prog_fd[i]);
+	if (st->user_lock_fd >= 0)
+		close(st->user_lock_fd);
 	bpfbox_bpf__destroy(st->skel);
 	free(st);
 }
