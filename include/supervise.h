@@ -8,6 +8,9 @@
 
 struct ring_buffer;
 
+/* bpfbox's status when --timeout stopped the tree, as timeout(1). */
+#define BPFBOX_EXIT_TIMEOUT 124
+
 struct supervise_opts {
 	pid_t pid;
 	int pidfd;
@@ -19,13 +22,17 @@ struct supervise_opts {
 };
 
 struct supervise_result {
-	int exit_code; /* what bpfbox exits with: the status, or 128+signal */
+	int exit_code; /* what bpfbox exits with: the status, 128+signal, 124 on timeout, 128+N if cancelled */
 	int status_code; /* exit status when exited */
 	int term_signal; /* signal that killed it, 0 when it exited */
-	const char *ended_by; /* "exit", "signal", "timeout", "cancelled" */
+	bool core_dumped;
+	const char *ended_by; /* "exit", "signal", "timeout", "cancelled:SIGxxx" */
 	int cancel_signal; /* the signal that cancelled bpfbox, if any */
+	char ended_buf[32];
 };
 
 int supervise(const struct supervise_opts *o, struct supervise_result *r);
+/* Reaps every exited child of this process (the orphans it adopted as subreaper). */
+void supervise_reap_all(void);
 
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -42,8 +43,13 @@ static void begin_termination(const struct supervise_opts *o, int tfd, enum phas
 	arm(tfd, o->kill_after_ms);
 }
 
-/* Forwards the signal to the command; returns true when it cancels the run. */
-static bool handle_signal(const struct supervise_opts *o, struct supervise_result *r)
+/*
+ * Forwards the signal to the command; returns true when it cancels the run.
+ * ^C and ^\ typed on the terminal already reached the command, which shares
+ * bpfbox's process group: they are its to handle (an interactive program
+ * survives them, as under a shell), not a cancellation of bpfbox.
+ */
+static bool handle_signal(const struct supervise_opts *o, enum phase phase, struct supervise_result *r)
 {
 	struct signalfd_siginfo si;
 	int sig;
@@ -53,14 +59,27 @@ static bool handle_signal(const struct supervise_opts *o, struct supervise_resul
 	sig = (int)si.ssi_signo;
 	if (sig == SIGCHLD)
 		return false;
-	/* A terminal's ^C or ^\ already reached the command, which shares the process group. */
-	if (!(si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT)))
+	if (si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT))
+		return false;
+	/* A first SIGTERM reaches the command with the rest of the tree. */
+	if (sig != SIGTERM || phase != RUNNING)
 		kill(o->pid, sig);
 	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
 		return false;
 	if (!r->cancel_signal)
 		r->cancel_signal = sig;
 	return true;
+}
+
+void supervise_reap_all(void)
+{
+	siginfo_t info;
+
+	for (;;) {
+		memset(&info, 0, sizeof(info));
+		if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) || !info.si_pid)
+			return;
+	}
 }
 
 int supervise(const struct supervise_opts *o, struct supervise_result *r)
@@ -111,7 +130,7 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 					goto exited;
 				break;
 			case 1:
-				if (handle_signal(o, r))
+				if (handle_signal(o, phase, r))
 					begin_termination(o, tfd, &phase);
 				break;
 			case 2:
@@ -138,13 +157,19 @@ exited:
 		r->ended_by = "exit";
 	} else {
 		r->term_signal = info.si_status;
+		r->core_dumped = info.si_code == CLD_DUMPED;
 		r->exit_code = 128 + info.si_status;
 		r->ended_by = "signal";
 	}
-	if (timed_out)
+	/* A stopped run never looks like a success, whatever the command did with the signal. */
+	if (timed_out) {
 		r->ended_by = "timeout";
-	else if (r->cancel_signal)
-		r->ended_by = "cancelled";
+		r->exit_code = BPFBOX_EXIT_TIMEOUT;
+	} else if (r->cancel_signal) {
+		snprintf(r->ended_buf, sizeof(r->ended_buf), "cancelled:SIG%s", sigabbrev_np(r->cancel_signal));
+		r->ended_by = r->ended_buf;
+		r->exit_code = 128 + r->cancel_signal;
+	}
 cleanup:
 	if (tfd >= 0)
 		close(tfd);
