@@ -33,6 +33,8 @@ int cgroup_apply_limits(const struct sandbox_cgroup *cg, const struct cgroup_lim
 int cgroup_kill_all(const char *path, int timeout_ms);
 int cgroup_signal_all(const char *path, int sig);
 int cgroup_populated(const char *path);
+/* The value of KEY in a flat keyed file such as pids.events; 0 when absent. */
+long long cgroup_event_count(const char *path, const char *file, const char *key);
 /* Kills what is left, removes the directory and closes dir_fd. */
 int cgroup_destroy(struct sandbox_cgroup *cg);
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,43 @@ static int write_file_at(const char *dir, const char *file, const char *value)
 	return err;
 }
 
+/* Is NAME listed in the cgroup's cgroup.controllers (usable by it)? */
+static bool controller_available(const char *path, const char *name)
+{
+	char file[PATH_MAX], buf[512], *tok, *save;
+	ssize_t n;
+	int fd;
+
+	snprintf(file, sizeof(file), "%s/cgroup.controllers", path);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, name))
+			return true;
+	return false;
+}
+
+/* Writes one limit; a missing controller is an error, never a silent no-limit. */
+static int set_limit(const struct sandbox_cgroup *cg, const char *ctl, const char *file, const char *value,
+		     struct errmsg *em)
+{
+	int err;
+
+	if (!controller_available(cg->path, ctl))
+		return errmsg_set(em, -EOPNOTSUPP,
+				  "the policy sets a %s limit but the %s controller is not available to cgroup v2 "
+				  "under %s (bound to a cgroup v1 hierarchy, or disabled at boot?)",
+				  ctl, ctl, cg->path);
+	err = write_file_at(cg->path, file, value);
+	if (err)
+		return errmsg_set(em, err, "setting %s on %s to %s", file, cg->path, value);
+	return 0;
+}
+
 int cgroup_apply_limits(const struct sandbox_cgroup *cg, const struct cgroup_limits *lim, struct errmsg *em)
 {
 	char parent[PATH_MAX], value[64];
@@ -161,29 +199,42 @@ int cgroup_apply_limits(const struct sandbox_cgroup *cg, const struct cgroup_lim
 	enable_controllers(parent);
 	if (lim->pids) {
 		snprintf(value, sizeof(value), "%lld", lim->pids);
-		err = write_file_at(cg->path, "pids.max", value);
+		err = set_limit(cg, "pids", "pids.max", value, em);
 		if (err)
-			return errmsg_set(em, err, "setting pids.max on %s (is the pids controller enabled for cgroup v2?)",
-					  cg->path);
+			return err;
 	}
 	if (lim->memory_bytes) {
 		snprintf(value, sizeof(value), "%lld", lim->memory_bytes);
-		err = write_file_at(cg->path, "memory.max", value);
+		err = set_limit(cg, "memory", "memory.max", value, em);
 		if (err)
-			return errmsg_set(em, err,
-					  "setting memory.max on %s (is the memory controller enabled for cgroup v2?)",
-					  cg->path);
+			return err;
 		/* Swap would let the tree grow past its memory limit. */
 		write_file_at(cg->path, "memory.swap.max", "0");
 	}
 	if (lim->cpu_percent) {
 		snprintf(value, sizeof(value), "%d 100000", lim->cpu_percent * 1000);
-		err = write_file_at(cg->path, "cpu.max", value);
+		err = set_limit(cg, "cpu", "cpu.max", value, em);
 		if (err)
-			return errmsg_set(em, err, "setting cpu.max on %s (is the cpu controller enabled for cgroup v2?)",
-					  cg->path);
+			return err;
 	}
 	return 0;
+}
+
+long long cgroup_event_count(const char *path, const char *file, const char *key)
+{
+	char name[PATH_MAX], line[128], k[64];
+	long long v, found = 0;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s/%s", path, file);
+	f = fopen(name, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", k, &v) == 2 && !strcmp(k, key))
+			found = v;
+	fclose(f);
+	return found;
 }
 
 int cgroup_populated(const char *path)
