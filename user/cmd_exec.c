@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -196,6 +197,9 @@ static void setup_failed(struct exec_run *r, const char *what, const struct errm
 	ev = log_event_new(LOG_ERROR, "event", "process", "start,error", "setup-failed", "failure");
 	log_event_message(ev, "%s: %s; the command was not run", what, em->text);
 	log_emit(r->log, ev);
+	/* The log may be a file nobody watches: the reason also goes to the terminal. */
+	if (log_is_json(r->log) && (r->opts.log.file_path || r->opts.log.fd >= 0))
+		fprintf(stderr, "bpfbox: %s: %s; the command was not run\n", what, em->text);
 }
 
 static int load_policy(struct exec_run *r)
@@ -213,7 +217,18 @@ static int load_policy(struct exec_run *r)
 	diag_print(&diags, file, stderr, false);
 	diag_list_free(&diags);
 	if (err) {
-		fprintf(stderr, "bpfbox: policy %s rejected; the command was not run\n", file ? file : "(default)");
+		struct log_event *ev = log_event_new(LOG_ERROR, "event", "configuration", "error", "setup-failed",
+						     "failure");
+
+		if (file)
+			log_event_set_str(ev, "bpfbox.policy.path", file);
+		log_event_set_errno(ev, -err);
+		log_event_message(ev, "policy %s rejected; the command was not run", file ? file : "(default)");
+		log_emit(r->log, ev);
+		/* On stderr the event itself says it. */
+		if (r->opts.log.file_path || r->opts.log.fd >= 0)
+			fprintf(stderr, "bpfbox: policy %s rejected; the command was not run\n",
+				file ? file : "(default)");
 		return err;
 	}
 	return 0;
@@ -318,17 +333,22 @@ static void join_command(struct exec_run *r)
 static void log_start(struct exec_run *r)
 {
 	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
+	bool audit = (sandbox_flags(r) & BB_SB_AUDIT) != 0;
 	char digest[80];
 
+	/* Folded refusals reported at exit carry no flags of their own. */
+	r->kctx.audit = audit;
 	log_event_set_int(ev, "process.pid", r->launch.pid);
 	log_event_set_strv(ev, "process.args", r->opts.argv);
+	log_event_set_str(ev, "process.command_line", r->command_line);
 	if (r->policy->file)
 		log_event_set_str(ev, "bpfbox.policy.path", r->policy->file);
 	snprintf(digest, sizeof(digest), "sha256:%s", r->policy->digest);
 	log_event_set_str(ev, "bpfbox.policy.digest", digest);
 	log_event_set_int(ev, "bpfbox.proxy.port", r->proxy.port);
-	log_event_set_bool(ev, "bpfbox.audit", (sandbox_flags(r) & BB_SB_AUDIT) != 0);
-	log_event_message(ev, "sandbox %s started %s (pid %d)", r->id, r->command_line, r->launch.pid);
+	log_event_set_bool(ev, "bpfbox.audit", audit);
+	log_event_message(ev, "sandbox started: %s (pid %d, policy %s%s)", r->command_line, r->launch.pid,
+			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "");
 	log_emit(r->log, ev);
 }
 
@@ -346,26 +366,33 @@ static void log_exit(struct exec_run *r, const struct supervise_result *res)
 	struct log_counts counts;
 	struct log_event *ev;
 	bool ok = res->exit_code == 0 && !res->term_signal;
+	long long ms = elapsed_ms(&r->started);
+	const char *by = res->ended_by ? res->ended_by : "exit";
+	char how[64], tail[96];
 
 	sandbox_maps_counters(r->bpf, r->cg.id, &lost, &denied);
 	if (lost) {
 		ev = log_event_new(LOG_WARN, "event", "process", "info", "events-lost", "unknown");
 		log_event_set_int(ev, "bpfbox.lost", (long long)lost);
-		log_event_message(ev, "%llu kernel refusal events were lost (ring buffer full); they were enforced "
-				      "but not reported one by one",
+		log_event_message(ev, "lost %llu kernel refusal reports: the ring buffer was full; they were "
+				      "enforced but not reported one by one",
 				  (unsigned long long)lost);
 		log_emit(r->log, ev);
 	}
 	ev = log_event_new(ok ? LOG_INFO : LOG_ERROR, "event", "process", "end", "sandbox-exit",
 			   ok ? "success" : "failure");
 	log_event_set_int(ev, "process.pid", r->launch.pid);
-	log_event_set_int(ev, "process.exit_code", res->exit_code);
 	if (res->term_signal) {
 		log_event_set_int(ev, "bpfbox.exit.signal", res->term_signal);
-		log_event_set_str(ev, "bpfbox.exit.signal_name", sigabbrev_np(res->term_signal));
+		snprintf(how, sizeof(how), "SIG%s", sigabbrev_np(res->term_signal));
+		log_event_set_str(ev, "bpfbox.exit.signal_name", how);
+		snprintf(how, sizeof(how), "killed by SIG%s", sigabbrev_np(res->term_signal));
+	} else {
+		log_event_set_int(ev, "process.exit_code", res->exit_code);
+		snprintf(how, sizeof(how), "exited with status %d", res->exit_code);
 	}
-	log_event_set_str(ev, "bpfbox.exit.ended_by", res->ended_by ? res->ended_by : "exit");
-	log_event_set_int(ev, "event.duration", elapsed_ms(&r->started) * 1000000LL);
+	log_event_set_str(ev, "bpfbox.exit.ended_by", by);
+	log_event_set_int(ev, "event.duration", ms * 1000000LL);
 	log_get_counts(r->log, &counts);
 	log_event_set_int(ev, "bpfbox.counts.denied", (long long)denied);
 	log_event_set_int(ev, "bpfbox.counts.audited", (long long)counts.audited);
@@ -373,8 +400,16 @@ static void log_exit(struct exec_run *r, const struct supervise_result *res)
 	log_event_set_int(ev, "bpfbox.counts.lost", (long long)lost);
 	log_event_set_int(ev, "bpfbox.counts.warnings", (long long)counts.seen[LOG_WARN]);
 	log_event_set_int(ev, "bpfbox.counts.errors", (long long)counts.seen[LOG_ERROR]);
-	log_event_message(ev, "sandbox %s ended (%s): exit status %d%s", r->id, res->ended_by ? res->ended_by : "exit",
-			  res->exit_code, denied ? ", with refusals" : "");
+	tail[0] = 0;
+	if (denied && lost)
+		snprintf(tail, sizeof(tail), " (%llu refusals, %llu not reported one by one)",
+			 (unsigned long long)denied, (unsigned long long)lost);
+	else if (denied)
+		snprintf(tail, sizeof(tail), " (%llu refusal%s%s)", (unsigned long long)denied, denied == 1 ? "" : "s",
+			 r->kctx.audit ? " audited, none enforced" : "");
+	log_event_message(ev, "sandbox %s after %lld.%lld s%s%s%s", how, ms / 1000, (ms % 1000) / 100, tail,
+			  strcmp(by, "exit") && strcmp(by, "signal") ? ", ended by " : "",
+			  strcmp(by, "exit") && strcmp(by, "signal") ? by : "");
 	log_emit(r->log, ev);
 }
 
@@ -436,9 +471,11 @@ static void exec_teardown(struct exec_run *r)
 	log_close(r->log);
 }
 
+/* Written as soon as the cgroup exists, so that gc finds all a dead supervisor left. */
 static int register_sandbox(struct exec_run *r)
 {
 	struct registry_entry e = { 0 };
+	int err;
 
 	snprintf(e.id, sizeof(e.id), "%s", r->id);
 	e.supervisor = getpid();
@@ -449,8 +486,11 @@ static int register_sandbox(struct exec_run *r)
 	snprintf(e.policy, sizeof(e.policy), "%s", r->policy->file ? r->policy->file : "(default)");
 	snprintf(e.command, sizeof(e.command), "%s", r->command_line);
 	e.started = (long long)time(NULL);
-	e.child = r->launch.pid;
-	return registry_write(&e);
+	e.child = r->launched ? r->launch.pid : 0;
+	err = registry_write(&e);
+	if (!err)
+		r->registered = true;
+	return err;
 }
 
 /* Everything up to the command's exec; on failure the command never ran. */
@@ -476,6 +516,10 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (err)
 		return setup_failed(r, "cgroup", &em), err;
 	r->cg_made = true;
+	err = register_sandbox(r);
+	if (err)
+		return errmsg_set(&em, err, "writing %s/%s", REGISTRY_DIR, r->id), setup_failed(r, "registry", &em),
+		       err;
 	lim = (struct cgroup_limits){ r->policy->limit_pids, r->policy->limit_memory_bytes,
 				      r->policy->limit_cpu_percent };
 	err = cgroup_apply_limits(&r->cg, &lim, &em);
@@ -528,6 +572,8 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	ls.n_resolve = r->n_specs;
 	ls.keep_fds = r->opts.pass_fds;
 	ls.n_keep_fds = r->opts.n_pass_fds;
+	/* Orphaned background jobs become ours, to be killed and reaped at the end. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	err = launch_start(&ls, &r->launch, &em);
 	if (err)
 		return setup_failed(r, "launch", &em), err;
@@ -540,11 +586,25 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 		err = sandbox_maps_enforce(r->bpf, r->cg.id, r->proxy.port, &em);
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
-	if (register_sandbox(r) == 0)
-		r->registered = true;
+	/* Now with the command's pid, for bpfbox ps. */
+	register_sandbox(r);
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
 	log_start(r);
 	return 0;
+}
+
+/* Limits that bit during the run: a fork bomb shows as refused forks, a memory hog as OOM kills. */
+static void report_limits(struct exec_run *r)
+{
+	long long forks = cgroup_event_count(r->cg.path, "pids.events", "max");
+	long long ooms = cgroup_event_count(r->cg.path, "memory.events", "oom_kill");
+
+	if (forks)
+		log_msg(r->log, LOG_WARN, "warning", "resource limit reached: %lld fork(s) refused by pids.max=%lld",
+			forks, r->policy->limit_pids);
+	if (ooms)
+		log_msg(r->log, LOG_WARN, "warning", "resource limit reached: %lld process(es) killed by memory.max=%lld",
+			ooms, r->policy->limit_memory_bytes);
 }
 
 static int exec_failure_status(struct exec_run *r)
@@ -589,6 +649,14 @@ int cmd_exec(int argc, char **argv)
 		return BPFBOX_EXIT_SETUP;
 	}
 	log_set_sandbox(r.log, r.id, r.command_line);
+	if (geteuid() != 0) {
+		struct errmsg em = { { 0 } };
+
+		errmsg_set(&em, -EPERM, "bpfbox exec must run as root (it loads BPF programs and creates cgroups)");
+		setup_failed(&r, "permission", &em);
+		exec_teardown(&r);
+		return BPFBOX_EXIT_SETUP;
+	}
 	/* BPFBOX_DEBUG_BPF=1 shows libbpf's messages, the verifier's log among them. */
 	if (!getenv("BPFBOX_DEBUG_BPF"))
 		libbpf_set_print(NULL);
@@ -625,6 +693,8 @@ int cmd_exec(int argc, char **argv)
 	err = supervise(&so, &res);
 	/* Background jobs and daemons die with the command. */
 	cgroup_kill_all(r.cg.path, 5000);
+	supervise_reap_all();
+	report_limits(&r);
 	ring_buffer__consume(r.events);
 	sandbox_maps_pending(r.bpf, r.cg.id, kevent_report_pending, &r.kctx);
 	if (err) {
