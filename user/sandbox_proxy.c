@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Wiring the proxy to the policy (decisions) and the log (one event per decision). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include "sandbox_proxy.h"
@@ -14,6 +16,32 @@ static void decide(void *ctx, const char *host, unsigned port, struct proxy_deci
 	out->allow = v == NET_ALLOW;
 	out->rule = rule;
 	out->reason = reason;
+}
+
+/*
+ * The guard asks whether an address a name resolved to is itself allowed as
+ * a literal. Deciding it as a request for that literal keeps the port of the
+ * entry (10.0.0.5:8080 opens port 8080 only) and lets deniedDomains win.
+ */
+static bool allow_literal(void *ctx, const struct sockaddr *sa)
+{
+	struct sandbox_proxy *sp = ctx;
+	char host[INET6_ADDRSTRLEN];
+	const void *a;
+	unsigned port;
+
+	if (sa->sa_family == AF_INET) {
+		a = &((const struct sockaddr_in *)sa)->sin_addr;
+		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	} else {
+		return false;
+	}
+	if (!inet_ntop(sa->sa_family, a, host, sizeof(host)))
+		return false;
+	return policy_decide_host(sp->policy, host, port, NULL, NULL) == NET_ALLOW;
 }
 
 static void on_event(void *ctx, const struct proxy_event *pe)
@@ -69,13 +97,9 @@ int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct
 	err = addr_guard_init(&sp->guard, texts, n, &why);
 	if (err)
 		return errmsg_set(em, err, "network.deniedResolvedAddresses: %s", why ? why : "invalid");
-	/* An address allowed as a literal stays reachable even in a refused class. */
-	for (size_t i = 0; i < p->n_allowed_domains; i++) {
-		const struct domain_pattern *d = &p->allowed_domains[i];
-
-		if (d->kind == DOMAIN_IPV4 || d->kind == DOMAIN_IPV6)
-			addr_guard_add_allow(&sp->guard, d->host, &why);
-	}
+	/* An address allowed as a literal (with its port) stays reachable even in a refused class. */
+	sp->guard.allow_literal = allow_literal;
+	sp->guard.allow_ctx = sp;
 	cfg.decide = decide;
 	cfg.canonicalise = host_canonicalise;
 	cfg.on_event = on_event;
