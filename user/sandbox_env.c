@@ -68,6 +68,9 @@ static int set_proxy_vars(struct env_list *e, const struct env_extra *x)
 						"https_proxy", "GRPC_PROXY", "grpc_proxy",
 						"FTP_PROXY", "ftp_proxy", "DOCKER_HTTP_PROXY",
 						"DOCKER_HTTPS_PROXY", "CLOUDSDK_PROXY_TYPE" };
+	/* srt's list: loopback and private ranges go direct (and stay refused in the kernel). */
+	static const char no_proxy[] =
+		"localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
 	char url[64], socks[64], hostport[32], ssh[4200];
 	int err = 0;
 
@@ -95,9 +98,9 @@ static int set_proxy_vars(struct env_list *e, const struct env_extra *x)
 	if (!err)
 		err = env_set(e, "BPFBOX_PROXY", hostport);
 	if (!err)
-		err = env_set(e, "NO_PROXY", "localhost,127.0.0.1,::1");
+		err = env_set(e, "NO_PROXY", no_proxy);
 	if (!err)
-		err = env_set(e, "no_proxy", "localhost,127.0.0.1,::1");
+		err = env_set(e, "no_proxy", no_proxy);
 	if (!err)
 		err = env_set(e, "NODE_USE_ENV_PROXY", "1");
 	if (!err && x->self_exe) {
