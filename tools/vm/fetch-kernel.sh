@@ -8,9 +8,10 @@
 # A second call with a complete cache returns at once.
 set -euo pipefail
 
-# The modules the guest needs for 9p + overlay; any of them may be built in.
+# The modules the guest needs for 9p + overlay (and veth for the network tests'
+# namespaces); any of them may be built in.
 WANT_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
-netfs fscache 9pnet 9pnet_virtio 9p overlay"
+netfs fscache 9pnet 9pnet_virtio 9p overlay veth"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 die() { echo "fetch-kernel: $*" >&2; exit 1; }
