@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Test servers for the network VM tests (run outside the sandbox).
+
+  serve.py http  ADDR PORT DIR            static files (also a dumb-HTTP git server)
+  serve.py https ADDR PORT DIR CERT KEY   the same over TLS
+  serve.py echo  ADDR PORT                TCP echo (stands in for an ssh server)
+  serve.py udp   ADDR PORT                UDP echo (stands in for a DNS server)
+  serve.py unix  PATH                     Unix stream echo ("@x" = abstract name)
+  serve.py unixdgram PATH                 Unix datagram sink
+
+Prints "ready" on stdout once listening, then serves until killed.
+"""
+import functools
+import http.server
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+
+class Threaded(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def http_server(addr, port, root, cert=None, key=None):
+    handler = functools.partial(Quiet, directory=root)
+    srv = Threaded((addr, int(port)), handler)
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    return srv
+
+
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        # A fixed banner first, like an ssh server's version line.
+        self.request.sendall(b"SSH-2.0-bpfbox-test-echo\r\n")
+        while True:
+            data = self.request.recv(65536)
+            if not data:
+                break
+            self.request.sendall(data)
+        self.request.shutdown(socket.SHUT_WR)
+
+
+class ThreadedTCP(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class UdpEcho(socketserver.BaseRequestHandler):
+    def handle(self):
+        data, sock = self.request
+        sock.sendto(data, self.client_address)
+
+
+class ThreadedUnix(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class Sink(socketserver.BaseRequestHandler):
+    def handle(self):
+        pass
+
+
+def unix_addr(path):
+    return "\0" + path[1:] if path.startswith("@") else path
+
+
+def main():
+    mode, addr = sys.argv[1], sys.argv[2]
+    port = sys.argv[3] if len(sys.argv) > 3 else None
+    if mode == "unix":
+        srv = ThreadedUnix(unix_addr(addr), Echo)
+    elif mode == "unixdgram":
+        srv = socketserver.UnixDatagramServer(unix_addr(addr), Sink)
+    elif mode == "http":
+        srv = http_server(addr, port, sys.argv[4])
+    elif mode == "https":
+        srv = http_server(addr, port, sys.argv[4], sys.argv[5], sys.argv[6])
+    elif mode == "echo":
+        srv = ThreadedTCP((addr, int(port)), Echo)
+    elif mode == "udp":
+        srv = socketserver.UDPServer((addr, int(port)), UdpEcho)
+    else:
+        sys.exit("unknown mode " + mode)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    print("ready", flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Network, kernel side: direct connections that ignore the proxy variables
+# (curl --noproxy, a Python socket, a UDP DNS query, IPv4-mapped IPv6, raw
+# and packet sockets) are refused in the kernel, each with an event naming
+# the destination, protocol and process; only the sandbox's proxy port is
+# reachable. allowLocalBinding decides bind and listen, and whether a
+# sandboxed client may reach a sandboxed server.
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/vm/servers/net.sh
+. "$T_ROOT/tests/vm/servers/net.sh"
+trap 'rc=$?; net_cleanup; (exit $rc); t_summary' EXIT
+
+CLIENT=$T_ROOT/tests/vm/servers/client.py
+LOG=$T_TMP/log.ndjson
+mkdir -p "$T_TMP/www" "$T_TMP/work"
+echo hello-remote >"$T_TMP/www/hello.txt"
+
+policy() { # policy FILE ALLOW_LOCAL_BINDING
+	cat >"$1" <<JSON
+{
+  "network": { "allowedDomains": ["remote.test", "10.200.0.2"], "deniedDomains": [],
+               "allowLocalBinding": $2 },
+  "filesystem": { "denyRead": [], "allowWrite": ["$T_TMP/work"], "denyWrite": [] }
+}
+JSON
+}
+P=$T_TMP/policy.json
+PB=$T_TMP/policy-bind.json
+policy "$P" false
+policy "$PB" true
+box() { "$BPFBOX" exec --policy "$P" --log-file "$LOG" -- "$@"; }
+
+assert_succeeds "a remote network namespace is set up" net_remote_up
+net_hosts remote.test "$NET_REMOTE"
+assert_succeeds "an HTTP server runs in it" net_serve bbremote http 0.0.0.0 8080 "$T_TMP/www"
+assert_succeeds "a UDP server runs in it" net_serve bbremote udp 0.0.0.0 53
+assert_succeeds "an HTTP server runs on the guest's loopback" net_serve - http 127.0.0.1 8081 "$T_TMP/www"
+assert_succeeds "outside the sandbox, the remote server answers directly" \
+	curl -sS --noproxy '*' http://10.200.0.2:8080/hello.txt
+
+# The way in that works: the proxy.
+assert_succeeds "curl through the proxy reaches an allowed host" box curl -sS http://remote.test:8080/hello.txt
+assert_contains "$T_OUT" '^hello-remote$'
+
+# Direct TCP, whatever the client.
+assert_fails "curl --noproxy '*' to an allowed IP fails" box curl -sS --max-time 10 --noproxy '*' http://10.200.0.2:8080/hello.txt
+assert_not_contains "$T_OUT" hello-remote "no byte of the answer arrives"
+assert_contains "$LOG" '"action":"connect".*"ip":"10\.200\.0\.2".*"port":8080' "the refusal is an event naming address and port"
+assert_contains "$LOG" '"action":"connect".*"name":"curl"' "the event names the process"
+assert_contains "$LOG" '"action":"connect".*"transport":"tcp"' "the event names the protocol"
+assert_fails "a Python socket to the remote host is refused" box python3 "$CLIENT" tcp 10.200.0.2 8080
+assert_contains "$T_OUT" '^EPERM' "with EPERM"
+assert_contains "$LOG" '"action":"connect".*"name":"python3"' "the refusal names python3"
+assert_fails "a Python socket to a loopback server is refused" box python3 "$CLIENT" tcp 127.0.0.1 8081
+assert_contains "$T_OUT" '^EPERM'
+assert_contains "$LOG" '"action":"connect".*"ip":"127\.0\.0\.1".*"port":8081' "the loopback refusal is an event"
+assert_fails "IPv4-mapped IPv6 is treated as IPv4" box python3 "$CLIENT" tcp6 ::ffff:10.200.0.2 8080
+assert_contains "$T_OUT" '^EPERM'
+assert_contains "$LOG" '"action":"connect".*"ip":"::ffff:10\.200\.0\.2"' "the mapped refusal is an event"
+assert_fails "IPv6 loopback is refused" box python3 "$CLIENT" tcp6 ::1 8081
+assert_contains "$T_OUT" '^(EPERM|ECONNREFUSED)'
+
+# UDP: DNS included.
+assert_fails "a UDP DNS query by sendto is refused" box python3 "$CLIENT" dns 10.200.0.2 53
+assert_contains "$T_OUT" '^EPERM'
+assert_contains "$LOG" '"action":"sendmsg".*"ip":"10\.200\.0\.2".*"port":53.*"transport":"udp"' \
+	"the DNS refusal is an event (sendmsg, udp, port 53)"
+assert_fails "a DNS query on a connected UDP socket is refused" box python3 "$CLIENT" udpconn 10.200.0.2 53
+assert_contains "$T_OUT" '^EPERM'
+assert_contains "$LOG" '"action":"connect".*"port":53.*"transport":"udp"' "the UDP connect refusal is an event"
+if command -v getent >/dev/null; then
+	cp /etc/resolv.conf "$T_TMP/resolv.conf.saved" 2>/dev/null
+	echo "nameserver 10.200.0.2" >/etc/resolv.conf
+	assert_fails "a resolver lookup inside the sandbox gets nowhere" box getent ahosts example.org
+	cp "$T_TMP/resolv.conf.saved" /etc/resolv.conf 2>/dev/null
+	assert_contains "$LOG" '"ip":"10\.200\.0\.2".*"port":53' "the resolver's query is refused in the kernel"
+fi
+
+# Raw and packet sockets never open.
+assert_fails "a raw socket is refused" box python3 "$CLIENT" raw
+assert_contains "$T_OUT" '^EPERM'
+assert_contains "$LOG" '"action":"socket-create".*"rule":\{[^}]*"name":"[^"]*family' "the raw socket refusal is an event"
+assert_fails "a packet socket is refused" box python3 "$CLIENT" packet
+assert_contains "$T_OUT" '^EPERM'
+assert_contains "$LOG" '"action":"socket-create".*"family":17' "the packet socket refusal is an event naming the family"
+
+# The proxy port itself, only over TCP.
+assert_succeeds "the proxy port is reachable directly" \
+	box sh -c 'python3 '"$CLIENT"' tcp 127.0.0.1 "${BPFBOX_PROXY#*:}"'
+assert_contains "$T_OUT" '^ok .*400' "and it is the proxy answering (400 to a bad request)"
+assert_fails "UDP to the proxy port is refused" box sh -c 'python3 '"$CLIENT"' dns 127.0.0.1 "${BPFBOX_PROXY#*:}"'
+assert_contains "$T_OUT" '^EPERM'
+
+# allowLocalBinding false: no fixed-port bind, no listen.
+assert_fails "bind to a loopback port is refused without allowLocalBinding" box python3 "$CLIENT" bind 127.0.0.1 9000
+assert_contains "$T_OUT" '^EPERM'
+assert_contains "$LOG" '"action":"bind".*"name":"python3".*"name":"allowLocalBinding:false"' "the bind refusal is an event naming process and rule"
+assert_fails "listen is refused without allowLocalBinding" box python3 "$CLIENT" listen
+assert_contains "$T_OUT" '^EPERM'
+# shellcheck disable=SC2016 # expanded by the sandboxed shell
+serve_and_fetch='python3 '"$T_ROOT"'/tests/vm/servers/serve.py http 127.0.0.1 9001 '"$T_TMP"'/www >'"$T_TMP"'/work/srv.out 2>&1 &
+for i in $(seq 50); do grep -q ready '"$T_TMP"'/work/srv.out 2>/dev/null && break; sleep 0.2; done
+curl -sS --max-time 10 --noproxy "*" http://127.0.0.1:9001/hello.txt; rc=$?; kill %1; exit $rc'
+assert_fails "a sandboxed server cannot serve without allowLocalBinding" box bash -c "$serve_and_fetch"
+assert_not_contains "$T_OUT" hello-remote
+
+# allowLocalBinding true: a sandboxed server and a sandboxed client.
+assert_succeeds "with allowLocalBinding, a sandboxed client reaches a sandboxed server" \
+	"$BPFBOX" exec --policy "$PB" --log-file "$LOG" -- bash -c "$serve_and_fetch"
+assert_contains "$T_OUT" '^hello-remote$'
+assert_fails "with allowLocalBinding, a loopback server outside the sandbox stays refused" \
+	"$BPFBOX" exec --policy "$PB" --log-file "$LOG" -- python3 "$CLIENT" tcp 127.0.0.1 8081
+assert_contains "$T_OUT" '^EPERM'
+assert_fails "with allowLocalBinding, binding a non-loopback address is refused" \
+	"$BPFBOX" exec --policy "$PB" --log-file "$LOG" -- python3 "$CLIENT" bind 0.0.0.0 9002
+assert_contains "$T_OUT" '^EPERM'
+
+assert_succeeds "every log line validates against the schema" \
+	python3 "$T_ROOT/tests/tools/validate-events.py" "$LOG"
