@@ -109,6 +109,10 @@ int cmd_gc(int argc, char **argv)
 		       "and bpfbox's pinned programs\n");
 		return 0;
 	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "bpfbox: gc must run as root (it kills sandboxes and removes their cgroups)\n");
+		return BPFBOX_EXIT_SETUP;
+	}
 	libbpf_set_print(NULL);
 	if (bpf_state_open(&st, &em))
 		fprintf(stderr, "bpfbox: gc: %s; removing cgroups and files only\n", em.text);
