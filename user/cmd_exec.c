@@ -506,7 +506,6 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	err = block_signals(r);
 	if (err)
 		return errmsg_set(&em, err, "blocking signals"), setup_failed(r, "signals", &em), err;
-	sandbox_gc_dead(NULL, false);
 	err = bpf_state_open(&r->bpf, &em);
 	if (err)
 		return setup_failed(r, "BPF-LSM enforcement is not available", &em), err;
