@@ -36,6 +36,9 @@ if [ "$(jq -r .version "$srt_pkg" 2>/dev/null || true)" != "$srt_version" ]; the
 		say "srt could not be installed; the run goes on without it"
 fi
 
+# A copy of the binary under test: a rebuild by someone else during the run
+# must not change it under the guest.
+cp build/bpfbox "$out/bpfbox"
 for p in fileops timeit httpload; do
 	${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
 		"tools/bench/$p.c" -o "$out/$p" -lpthread
@@ -54,6 +57,8 @@ if [ ! -s "$out/samples.txt" ]; then
 	say "the guest produced no samples (see $out/run.log)"
 	exit 1
 fi
+# What was measured: the commit, and whether the tree had local changes.
+echo "BENCH meta source text $(git describe --always --dirty 2>/dev/null || echo unknown)" >>"$out/samples.txt"
 tools/bench/report.sh "$out/samples.txt" "$out/results.json" "$out/results.md"
 cat "$out/results.md"
 say "wrote $out/results.md and $out/results.json"

@@ -11,20 +11,29 @@
 #   BPFBOX_BENCH_REPEAT   samples per contender (default 5)
 #   BPFBOX_BENCH_COLD     samples of the cold start (default 3; each reloads the programs)
 #   BPFBOX_BENCH_WORK     samples of each realistic job (default 3; a make takes seconds)
+#   BPFBOX_BENCH_PROXY_REPEAT rounds of the proxy tests (default 3)
+#   BPFBOX_BENCH_SRT_REPEAT   srt startup samples (default 3; srt takes seconds to start)
 #   BPFBOX_BENCH_ITER     operations per fileops sample (default 1000: a syscall takes ~0.3 ms under TCG)
 #   BPFBOX_BENCH_ONLY     comma-separated sections (startup,fileops,work,proxy,memory)
 #   BPFBOX_BENCH_GIT_FILES files in the generated git tree (default 5000)
+#   BPFBOX_BENCH_EXTERNAL 0 skips tools/bench-proxy.sh
+#   BPFBOX_BENCH_PROXY_MIB, BPFBOX_BENCH_PROXY_SECONDS its --size and --seconds (64, 3)
 set -euo pipefail
 
 R=${BPFBOX_BENCH_REPEAT:-5}
 COLD=${BPFBOX_BENCH_COLD:-3}
 WORK=${BPFBOX_BENCH_WORK:-3}
+PROXY_R=${BPFBOX_BENCH_PROXY_REPEAT:-3}
+SRT_R=${BPFBOX_BENCH_SRT_REPEAT:-3}
 ITER=${BPFBOX_BENCH_ITER:-1000}
 ONLY=${BPFBOX_BENCH_ONLY:-startup,fileops,work,proxy,memory}
 GIT_FILES=${BPFBOX_BENCH_GIT_FILES:-5000}
 ROOT=$(pwd -P)
 B=$ROOT/build/bench
-BPFBOX=$ROOT/build/bpfbox
+# tools/bench.sh copies the binary there, so a rebuild on the host during the
+# run (others share the work tree) cannot change what is measured.
+BPFBOX=$B/bpfbox
+[ -x "$BPFBOX" ] || BPFBOX=$ROOT/build/bpfbox
 SRT=$B/srt/node_modules/.bin/srt
 T=/tmp/bench
 # pyenv's shim is a shell script that would dominate the import benchmark.
@@ -117,8 +126,10 @@ if [ -x "$SRT" ]; then
 	# 200, 300 ms apart); an emulated guest under load needs longer. The
 	# guest's copy (an overlay: the host's stays as installed) polls up to
 	# twelve times, 6.6 s in all, which changes nothing when socat is quick.
-	sed -i 's/const maxAttempts = 5;/const maxAttempts = 12;/' \
-		"$B/srt/node_modules/@anthropic-ai/sandbox-runtime/dist/sandbox/linux-sandbox-utils.js" || true
+	# Likewise its which(1) lookups (ripgrep has no path setting) get 10 s, not 1.
+	d=$B/srt/node_modules/@anthropic-ai/sandbox-runtime/dist
+	sed -i 's/const maxAttempts = 5;/const maxAttempts = 12;/' "$d/sandbox/linux-sandbox-utils.js" || true
+	sed -i 's/timeout: 1000,/timeout: 10000,/' "$d/utils/which.js" || true
 fi
 if [ -x "$SRT" ] && command -v bwrap >/dev/null && command -v socat >/dev/null; then
 	srt_settings ""
@@ -141,7 +152,7 @@ if want startup; then
 		sample startup bare true
 		sample startup bpfbox-warm "$BPFBOX" exec -- true
 		((bwrap_ok)) && sample startup bwrap bwrap --ro-bind / / true
-		((srt_ok)) && srt_settings "" && sample startup srt "$SRT" -s "$T/srt.json" -c true
+		((srt_ok && i < SRT_R)) && srt_settings "" && sample startup srt "$SRT" -s "$T/srt.json" -c true
 	done
 	for ((i = 0; i < COLD; i++)); do
 		"$BPFBOX" gc --all >/dev/null
@@ -220,11 +231,11 @@ fi
 
 if want proxy; then
 	note "proxy"
-	if [ -x "$ROOT/tools/bench-proxy.sh" ] && grep -q -- '--in-vm' "$ROOT/tools/bench-proxy.sh"; then
+	if [ "${BPFBOX_BENCH_EXTERNAL:-1}" = 1 ] && [ -x "$ROOT/tools/bench-proxy.sh" ] && grep -q -- '--in-vm' "$ROOT/tools/bench-proxy.sh"; then
 		# The network colleague's benchmark (curl; direct, bpfbox and tinyproxy),
 		# run here in the same guest; its JSON goes into results.json as it is.
 		note "tools/bench-proxy.sh --in-vm"
-		if "$ROOT/tools/bench-proxy.sh" --in-vm --size "${BPFBOX_BENCH_PROXY_MIB:-64}" \
+		if BPFBOX=$BPFBOX "$ROOT/tools/bench-proxy.sh" --in-vm --size "${BPFBOX_BENCH_PROXY_MIB:-64}" \
 			--seconds "${BPFBOX_BENCH_PROXY_SECONDS:-3}" >"$T/proxy.json"; then
 			echo "BENCHJSON bench-proxy $(jq -c . "$T/proxy.json")"
 		else
@@ -252,49 +263,31 @@ CONF
 	policy "$T/pp.json" 0 127.0.0.1
 	srt_settings 127.0.0.1
 	sleep 1
-	# load TEST CONTENDER UNIT SIZE CLIENTS REQUESTS COMMAND...: one sample of
-	# MB/s (UNIT MB/s) or requests per second (UNIT req/s).
-	load() {
-		local test=$1 who=$2 unit=$3 out
-		shift 6
-		if ! out=$("$@" 2>"$T/load.err"); then
-			note "$test/$who failed: $(tail -n 2 "$T/load.err")"
-			return 0
-		fi
-		out=$(grep '^bytes ' <<<"$out" | tail -n 1)
-		if [ "$unit" = MB/s ]; then
-			emit "$test" "$who" MB/s "$(awk '{ printf "%.2f", $2 / $6 / 1e6 }' <<<"$out")"
-		else
-			emit "$test" "$who" req/s "$(awk '{ printf "%.1f", $4 / $6 }' <<<"$out")"
-		fi
+	# round CONTENDER COMMAND...: COMMAND runs proxy-round.sh, whose lines
+	# become samples of MB/s or requests per second.
+	round() {
+		local who=$1 test unit bytes requests seconds
+		shift
+		"$@" >"$T/round.out" 2>"$T/round.err" || note "proxy round of $who failed: $(tail -n 2 "$T/round.err")"
+		while read -r test unit _ bytes _ requests _ seconds; do
+			if [ "$unit" = MB/s ]; then
+				emit "$test" "$who" MB/s "$(awk -v b="$bytes" -v s="$seconds" 'BEGIN { printf "%.2f", b / s / 1e6 }')"
+			else
+				emit "$test" "$who" req/s "$(awk -v r="$requests" -v s="$seconds" 'BEGIN { printf "%.1f", r / s }')"
+			fi
+		done < <(grep ' bytes ' "$T/round.out" || true)
 	}
-	HL=$B/httpload
+	PR=$ROOT/tools/bench/proxy-round.sh
 	# Inside a sandbox the proxy's address comes from the environment it sets.
 	# shellcheck disable=SC2016 # expanded by the sandboxed shell
-	IN_BPFBOX='exec "$0" get "$BPFBOX_PROXY" "$@"'
+	IN_BPFBOX='exec "$0" "$BPFBOX_PROXY" "$1"'
 	# shellcheck disable=SC2016 # expanded by the sandboxed shell
 	IN_SRT='p=${HTTP_PROXY:-$http_proxy}; p=${p#http://}; p=${p%/};'
-	run_proxy() { # run_proxy TEST UNIT SIZE CLIENTS REQUESTS
-		local a=("$1" "" "$2" "$3" "$4" "$5") size=$3 c=$4 n=$5
-		a[1]=direct
-		load "${a[@]}" "$HL" get "$ORIGIN" "$ORIGIN" "$size" "$c" "$n"
-		a[1]=bpfbox
-		load "${a[@]}" "$BPFBOX" exec --policy "$T/pp.json" -- \
-			sh -c "$IN_BPFBOX" "$HL" "$ORIGIN" "$size" "$c" "$n"
-		a[1]=tinyproxy
-		((tp_ok)) && load "${a[@]}" "$HL" get 127.0.0.1:18989 "$ORIGIN" "$size" "$c" "$n"
-		a[1]=srt
-		((srt_ok)) && load "${a[@]}" "$SRT" -s "$T/srt.json" -c \
-			"$IN_SRT exec $HL get \$p $ORIGIN $size $c $n"
-		return 0
-	}
-	for ((i = 0; i < R; i++)); do
-		# Throughput: 64 MiB in total either way; rate: small answers, a
-		# connection each.
-		run_proxy throughput-1-client MB/s $((16 << 20)) 1 4
-		run_proxy throughput-32-clients MB/s $((2 << 20)) 32 1
-		run_proxy requests-1-client req/s 100 1 50
-		run_proxy requests-32-clients req/s 100 32 4
+	for ((i = 0; i < PROXY_R; i++)); do
+		round direct "$PR" "$ORIGIN" "$ORIGIN"
+		round bpfbox "$BPFBOX" exec --policy "$T/pp.json" -- sh -c "$IN_BPFBOX" "$PR" "$ORIGIN"
+		((tp_ok)) && round tinyproxy "$PR" 127.0.0.1:18989 "$ORIGIN"
+		((srt_ok)) && round srt "$SRT" -s "$T/srt.json" -c "$IN_SRT exec $PR \$p $ORIGIN"
 	done
 fi
 
@@ -310,8 +303,8 @@ if want memory; then
 	done
 	if want proxy; then
 		for ((i = 0; i < R; i++)); do
-			emit supervisor-rss proxy-32-clients KiB "$(hwm_during "$BPFBOX" exec --policy "$T/pp.json" -- \
-				sh -c "$IN_BPFBOX" "$HL" "$ORIGIN" $((2 << 20)) 32 1)"
+			emit supervisor-rss proxy-round KiB "$(hwm_during "$BPFBOX" exec --policy "$T/pp.json" -- \
+				sh -c "$IN_BPFBOX" "$PR" "$ORIGIN")"
 		done
 	fi
 	# BPF memory of one sandbox: the maps it creates and the entries it adds.
