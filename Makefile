@@ -26,7 +26,8 @@ KERNELS ?= 6.1 6.12
 
 .SECONDARY:
 .PHONY: all deps unit-test vm-test test demo bench clean
-all: $(BUILD)/bpfbox
+HELPERS := $(patsubst tests/vm/helpers/%.c,$(BUILD)/helpers/%,$(wildcard tests/vm/helpers/*.c))
+all: $(BUILD)/bpfbox $(HELPERS)
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -40,6 +41,10 @@ $(BUILD)/user/%.o: user/%.c $(wildcard include/*.h) $(SKELS) | $(BUILD)
 
 $(BUILD)/bpfbox: $(USER_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/helpers/%: tests/vm/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -57,7 +57,8 @@ int BPF_PROG(bb_file_open, struct file *file)
 		if (ret)
 			return ret;
 	}
-	if (mode & FMODE_EXEC)
+	/* Before 6.8 exec marks only f_flags (__FMODE_EXEC, the same bit value). */
+	if ((mode & FMODE_EXEC) || (BPF_CORE_READ(file, f_flags) & FMODE_EXEC))
 		return fs_check(sb, id, d, mnt, BB_OP_EXEC, WALK_READ);
 	if (mode & FMODE_READ)
 		return fs_check(sb, id, d, mnt, BB_OP_OPEN_READ, WALK_READ);
@@ -157,6 +158,11 @@ static __always_inline int move_check(struct bb_sandbox *sb, __u64 id, struct de
 	fs_walk(id, sb, new_dentry, new_mnt, WALK_READ | WALK_WRITE, &dst);
 	if (walk_write_denied(&dst, &rule))
 		goto deny_dst;
+	/* Moving a directory onto or off a missing rule path would carry content past its rule. */
+	if (src.prefix || dst.prefix) {
+		rule = BB_RULE_RENAME_LOOSER;
+		goto deny_dst;
+	}
 	if (walk_read_denied(&src, &rule) && !walk_read_denied(&dst, &rule)) {
 		rule = BB_RULE_RENAME_LOOSER;
 		goto deny_dst;

@@ -30,7 +30,7 @@ struct walk_result {
 	__u8 mandatory;
 	__u8 too_deep;
 	__u8 special;
-	__u8 pad;
+	__u8 prefix; /* the object itself lies on a missing rule path, above its end */
 };
 
 struct walk_names {
@@ -93,8 +93,11 @@ static __always_inline void check_anchor(__u64 sb_id, const struct bb_inode_key 
 		key.depth = j + 1;
 		key.hash = chain[j];
 		rule = bpf_map_lookup_elem(&name_rules, &key);
-		if (rule)
-			apply_rule(rule, mask, r);
+		if (!rule)
+			continue;
+		if ((rule->flags & BB_R_PREFIX) && j + 1 == wn->below)
+			r->prefix = 1;
+		apply_rule(rule, mask, r);
 	}
 }
 
@@ -201,6 +204,7 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 	if (inode) {
 		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		key.ino = BPF_CORE_READ(inode, i_ino);
+		key.dir = S_ISDIR(BPF_CORE_READ(inode, i_mode));
 		rule = bpf_map_lookup_elem(&inode_rules, &key);
 		if (rule) {
 			if ((rule->flags & BB_R_ANCHOR) && w->wn.below)

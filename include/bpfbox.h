@@ -70,12 +70,13 @@ struct bb_resolve {
 #define BB_R_DENY_WRITE (1u << 3)
 #define BB_R_ANCHOR (1u << 4) /* name rules hang below this inode */
 #define BB_R_UNIX_ALLOW (1u << 5) /* a Unix socket bound here may be connected to */
+#define BB_R_PREFIX (1u << 6) /* a missing rule path continues below this name */
 
 struct bb_inode_key {
 	bb_u64 sandbox;
 	bb_u64 ino;
 	bb_u32 dev;
-	bb_u32 pad;
+	bb_u32 dir; /* 1 for directories: overlayfs over two filesystems numbers dirs apart from files */
 };
 
 struct bb_name_key {
@@ -134,6 +135,9 @@ enum bb_special_rule {
 	BB_RULE_MANDATORY_RENAME,
 	BB_RULE_SPECIAL_END,
 };
+
+/* Mandatory names matched anywhere: rule id = BB_RULE_MANDATORY_NAME + index in the launcher's table. */
+#define BB_RULE_MANDATORY_NAME (BB_RULE_SPECIAL + 0x100u)
 
 enum bb_event_kind {
 	BB_EV_FILE = 1,

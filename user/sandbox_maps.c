@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -60,6 +61,8 @@ int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, in
 	*ringbuf_fd = rb;
 	return 0;
 }
+
+static bool strip_last(char *path);
 
 /* Adds flags to an inode's entry, keeping srt's precedence at a single node. */
 static int merge_rule(int fd, const void *key, uint32_t flags, uint32_t rule)
@@ -118,7 +121,9 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
-		struct bb_inode_key ik = { .sandbox = id, .ino = res[i].ino, .dev = res[i].dev };
+		struct bb_inode_key ik = {
+			.sandbox = id, .ino = res[i].ino, .dev = res[i].dev, .dir = S_ISDIR(res[i].mode)
+		};
 		struct bb_name_key nk = { .sandbox = id, .ino = res[i].ino, .dev = res[i].dev };
 		uint32_t flags = specs[i].flags, missing = res[i].missing;
 
@@ -165,6 +170,19 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 					*slash = 0;
 			}
 			err = missing_chain(trimmed, missing, &nk.hash);
+			/* The names leading to the rule, so renames cannot carry content past it. */
+			for (uint32_t d = 1; !err && d < missing; d++) {
+				struct bb_name_key pk = nk;
+				char prefix[4096];
+
+				snprintf(prefix, sizeof(prefix), "%s", trimmed);
+				for (uint32_t k = d; k < missing; k++)
+					strip_last(prefix);
+				pk.depth = d;
+				err = missing_chain(prefix, d, &pk.hash);
+				if (!err)
+					err = merge_rule(name_fd, &pk, BB_R_PREFIX, 0);
+			}
 		}
 		if (!err)
 			err = merge_rule(name_fd, &nk, flags, specs[i].rule);
@@ -217,6 +235,9 @@ void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
 		if (key.sandbox != id || bpf_map_lookup_elem(fd, &key, &v) || !v.pending)
 			continue;
 		fn(ctx, key.op, key.rule, v.pending);
+		/* Iteration restarts when another sandbox deletes prev: report each count once. */
+		v.pending = 0;
+		bpf_map_update_elem(fd, &key, &v, BPF_EXIST);
 	}
 }
 
