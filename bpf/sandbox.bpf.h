@@ -19,7 +19,12 @@ static __always_inline struct bb_sandbox *current_sandbox(__u64 *id)
 	return bpf_map_lookup_elem(&sandboxes, id);
 }
 
-/* Returns true when an event should be sent now; count receives the refusals it stands for. */
+/*
+ * Returns true when an event should be sent now; count receives the refusals
+ * it stands for. Refusals folded in the window wait in the entry's pending
+ * count for the next event or for the exit report. A full map folds
+ * nothing: every refusal is sent.
+ */
 static __always_inline bool rate_limit_pass(__u64 sb_id, __u32 op, __u32 rule, __u64 object, __u32 *count)
 {
 	struct bb_rate_key key = { .sandbox = sb_id, .object = object, .op = op, .rule = rule };
@@ -42,19 +47,24 @@ static __always_inline bool rate_limit_pass(__u64 sb_id, __u32 op, __u32 rule, _
 	return true;
 }
 
-static __always_inline struct bb_event *event_reserve(struct bb_sandbox *sb, __u64 sb_id)
+/*
+ * Space for an event standing for count refusals (rate_limit_pass). When the
+ * ring buffer is full all of them count as lost: their folded count was
+ * taken out of the rate-limit entry and exists nowhere else.
+ */
+static __always_inline struct bb_event *event_reserve(struct bb_sandbox *sb, __u64 sb_id, __u32 count)
 {
 	struct bb_event *ev;
 	void *rb;
 
 	rb = bpf_map_lookup_elem(&sandbox_events, &sb_id);
 	if (!rb) {
-		__sync_fetch_and_add(&sb->lost, 1);
+		__sync_fetch_and_add(&sb->lost, count);
 		return NULL;
 	}
 	ev = bpf_ringbuf_reserve(rb, sizeof(*ev), 0);
 	if (!ev) {
-		__sync_fetch_and_add(&sb->lost, 1);
+		__sync_fetch_and_add(&sb->lost, count);
 		return NULL;
 	}
 	return ev;

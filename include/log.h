@@ -227,8 +227,11 @@ int log_event_error(const struct log_event *ev);
 char *log_utf8_sanitize(const char *s, size_t len, bool *truncated);
 /* Escapes control and bidi characters of valid UTF-8 for a terminal. */
 char *log_text_escape(const char *s);
-/* Writes len bytes with one write() (more only if the kernel took part); 0 or -errno. */
-int log_write_line(int fd, const char *buf, size_t len);
+/*
+ * Writes len bytes with one write() (more only if the kernel took part); 0 or
+ * -errno. hold_sigpipe: turn a vanished reader's SIGPIPE into -EPIPE.
+ */
+int log_write_line(int fd, const char *buf, size_t len, bool hold_sigpipe);
 /* The human line of an event, without newline. */
 char *log_text_render(struct cJSON *root, enum log_level level);
 

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpfbox.h"
@@ -45,39 +46,148 @@ const char *kevent_rule_name(const struct kevent_ctx *k, uint32_t rule)
 	return "unknown";
 }
 
-static const char *category_of(uint32_t kind)
+/* ECS category of an operation; the ops are ordered file, process, network. */
+static const char *category_of(uint32_t op)
 {
-	switch (kind) {
-	case BB_EV_FILE:
-		return "file";
-	case BB_EV_NET:
-	case BB_EV_UNIX:
+	if (op >= BB_OP_CONNECT)
 		return "network";
+	return op >= BB_OP_MOUNT ? "process" : "file";
+}
+
+/* ECS event.type of a refusal of op (docs/events.md, Taxonomy). */
+static const char *type_of(uint32_t op)
+{
+	switch (op) {
+	case BB_OP_OPEN_READ:
+	case BB_OP_EXEC:
+	case BB_OP_BIND:
+	case BB_OP_SOCKET:
+		return "access,denied";
+	case BB_OP_CREATE:
+	case BB_OP_MKDIR:
+	case BB_OP_MKNOD:
+	case BB_OP_SYMLINK:
+	case BB_OP_LINK:
+		return "creation,denied";
+	case BB_OP_UNLINK:
+	case BB_OP_RMDIR:
+		return "deletion,denied";
+	case BB_OP_CONNECT:
+	case BB_OP_SENDMSG:
+	case BB_OP_UNIX_CONNECT:
+	case BB_OP_UNIX_SEND:
+		return "connection,denied";
 	default:
-		return "process";
+		return op >= BB_OP_MOUNT ? "access,denied" : "change,denied";
 	}
 }
 
-static void set_destination(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
+/* The kernel stamps CLOCK_MONOTONIC; the log wants wall-clock time. */
+static void set_kernel_time(struct log_event *le, uint64_t ts_ns)
+{
+	struct timespec mono, real, at;
+	long long ns;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &mono) || clock_gettime(CLOCK_REALTIME, &real))
+		return;
+	ns = (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec) + (long long)ts_ns;
+	at.tv_sec = ns / 1000000000LL;
+	at.tv_nsec = ns % 1000000000LL;
+	log_event_set_time(le, &at);
+}
+
+/*
+ * The executable's full path while the process lives, else the kernel's file
+ * name. One readlink per process: a flood comes from few of them.
+ */
+static void set_executable(struct kevent_ctx *k, struct log_event *le, const struct bb_event *ev)
+{
+	size_t klen = strnlen(ev->exe, sizeof(ev->exe));
+	const char *base;
+	char link[64];
+	ssize_t n;
+
+	base = strrchr(k->exe_path, '/');
+	if (k->exe_pid != ev->pid || !base || strncmp(base + 1, ev->exe, klen) || base[1 + klen]) {
+		k->exe_pid = 0;
+		snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
+		n = readlink(link, k->exe_path, sizeof(k->exe_path) - 1);
+		if (n > 0) {
+			k->exe_path[n] = 0;
+			k->exe_pid = ev->pid;
+		}
+	}
+	if (k->exe_pid == ev->pid)
+		log_event_set_str(le, "process.executable", k->exe_path);
+	else if (klen)
+		log_event_set_bytes(le, "process.executable", ev->exe, klen);
+}
+
+static const char *transport(uint32_t proto)
+{
+	return proto == 17 ? "udp" : proto == 6 ? "tcp" : proto == 1 || proto == 58 ? "icmp" : "other";
+}
+
+/* Destination fields of a network refusal; text receives what the message says. */
+static void set_network(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
 {
 	char addr[INET6_ADDRSTRLEN] = "";
 
+	if (ev->op == BB_OP_SOCKET) {
+		log_event_set_int(le, "bpfbox.socket.family", ev->family);
+		log_event_set_int(le, "bpfbox.socket.type", ev->port);
+		snprintf(text, len, " of family %u type %u", ev->family, ev->port);
+		return;
+	}
+	log_event_set_str(le, "network.transport", transport(ev->proto));
+	log_event_set_str(le, "network.type", ev->family == AF_INET6 ? "ipv6" : "ipv4");
+	if (ev->op == BB_OP_BIND) {
+		snprintf(text, len, " on a %s port (allowLocalBinding is off)", transport(ev->proto));
+		return;
+	}
 	if (ev->family == AF_INET)
 		inet_ntop(AF_INET, ev->addr, addr, sizeof(addr));
 	else if (ev->family == AF_INET6)
 		inet_ntop(AF_INET6, ev->addr, addr, sizeof(addr));
-	if (ev->op == BB_OP_SOCKET) {
-		log_event_set_int(le, "bpfbox.socket.family", ev->family);
-		log_event_set_int(le, "bpfbox.socket.type", ev->port);
-		snprintf(text, len, "socket family %u type %u", ev->family, ev->port);
-		return;
-	}
-	log_event_set_str(le, "destination.address", addr);
-	log_event_set_str(le, "destination.ip", addr);
+	log_event_set_str(le, "destination.address", addr[0] ? addr : "unknown");
+	if (addr[0])
+		log_event_set_str(le, "destination.ip", addr);
 	log_event_set_int(le, "destination.port", ev->port);
-	log_event_set_str(le, "network.transport", ev->proto == 17 ? "udp" : ev->proto == 6 ? "tcp" : "other");
-	log_event_set_str(le, "network.type", ev->family == AF_INET6 ? "ipv6" : "ipv4");
-	snprintf(text, len, ev->family == AF_INET6 ? "[%s]:%u" : "%s:%u", addr, ev->port);
+	snprintf(text, len, ev->family == AF_INET6 ? " to [%s]:%u/%s" : " to %s:%u/%s", addr, ev->port,
+		 transport(ev->proto));
+}
+
+/* Fields naming what was refused; text receives the rest of the message. */
+static void set_object(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
+{
+	int plen = (int)strnlen(ev->path, sizeof(ev->path));
+
+	text[0] = 0;
+	switch (ev->kind) {
+	case BB_EV_FILE:
+		log_event_set_bytes(le, "file.path", ev->path, (size_t)plen);
+		if (ev->flags & BB_EVF_PATH_TRUNCATED)
+			log_event_set_bool(le, "bpfbox.truncated", true);
+		snprintf(text, len, " of %.*s", plen, ev->path);
+		break;
+	case BB_EV_UNIX:
+		log_event_set_bytes(le, "destination.address", plen ? ev->path : "@", plen ? (size_t)plen : 1);
+		log_event_set_str(le, "network.type", "unix");
+		snprintf(text, len, " to %.*s", plen ? plen : 1, plen ? ev->path : "@");
+		break;
+	case BB_EV_NET:
+		set_network(le, ev, text, len);
+		break;
+	default:
+		if (ev->op == BB_OP_PTRACE && ev->port) {
+			log_event_set_int(le, "bpfbox.target.pid", ev->port);
+			snprintf(text, len, " of pid %u outside the sandbox", ev->port);
+		} else if (ev->op == BB_OP_BPF) {
+			log_event_set_int(le, "bpfbox.bpf.cmd", ev->port);
+			snprintf(text, len, " command %u", ev->port);
+		}
+		break;
+	}
 }
 
 int kevent_handle(void *ctx, void *data, size_t size)
@@ -85,70 +195,35 @@ int kevent_handle(void *ctx, void *data, size_t size)
 	struct kevent_ctx *k = ctx;
 	const struct bb_event *ev = data;
 	bool audit = ev->flags & BB_EVF_AUDIT;
-	char target[PATH_MAX + 64], exe[PATH_MAX], link[64];
-	const char *action, *rule;
+	uint32_t count = ev->count ? ev->count : 1;
+	char target[BB_EVENT_PATH + 64], uid[16];
 	struct log_event *le;
-	ssize_t n;
+	const char *action;
 
 	if (size < sizeof(*ev))
 		return 0;
 	k->received++;
-	k->refusals += ev->count ? ev->count : 1;
+	k->refusals += count;
 	action = kevent_action(ev->op);
-	rule = kevent_rule_name(k, ev->rule);
-	le = log_event_new(LOG_WARN, "event", category_of(ev->kind),
-			   ev->kind == BB_EV_NET || ev->kind == BB_EV_UNIX ? "connection,denied" : "access,denied",
-			   action, "failure");
+	le = log_event_new(LOG_WARN, "event", category_of(ev->op), type_of(ev->op), action, "failure");
+	set_kernel_time(le, ev->ts_ns);
 	log_event_set_int(le, "process.pid", ev->pid);
 	log_event_set_int(le, "process.thread.id", ev->tid);
 	log_event_set_bytes(le, "process.name", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
-	snprintf(target, sizeof(target), "%u", ev->uid);
-	log_event_set_str(le, "process.user.id", target);
-	snprintf(link, sizeof(link), "/proc/%u/exe", ev->pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		log_event_set_str(le, "process.executable", exe);
-	} else if (ev->exe[0]) {
-		log_event_set_bytes(le, "process.executable", ev->exe, strnlen(ev->exe, sizeof(ev->exe)));
-	}
-	log_event_set_str(le, "rule.name", rule);
-	log_event_set_int(le, "bpfbox.count", ev->count ? ev->count : 1);
+	snprintf(uid, sizeof(uid), "%u", ev->uid);
+	log_event_set_str(le, "process.user.id", uid);
+	set_executable(k, le, ev);
+	log_event_set_str(le, "rule.name", kevent_rule_name(k, ev->rule));
+	log_event_set_int(le, "bpfbox.count", count);
 	if (ev->error)
 		log_event_set_errno(le, ev->error);
-	switch (ev->kind) {
-	case BB_EV_FILE:
-		log_event_set_bytes(le, "file.path", ev->path, strnlen(ev->path, sizeof(ev->path)));
-		if (ev->flags & BB_EVF_PATH_TRUNCATED)
-			log_event_set_bool(le, "bpfbox.truncated", true);
-		snprintf(target, sizeof(target), "%.*s", (int)strnlen(ev->path, sizeof(ev->path)), ev->path);
-		break;
-	case BB_EV_UNIX:
-		log_event_set_bytes(le, "destination.address", ev->path, strnlen(ev->path, sizeof(ev->path)));
-		log_event_set_str(le, "network.type", "unix");
-		snprintf(target, sizeof(target), "unix:%.*s", (int)strnlen(ev->path, sizeof(ev->path)), ev->path);
-		break;
-	case BB_EV_NET:
-		set_destination(le, ev, target, sizeof(target));
-		break;
-	default:
-		if (ev->op == BB_OP_PTRACE && ev->port) {
-			log_event_set_int(le, "bpfbox.target.pid", ev->port);
-			snprintf(target, sizeof(target), "pid %u", ev->port);
-		} else if (ev->op == BB_OP_BPF) {
-			log_event_set_int(le, "bpfbox.bpf.cmd", ev->port);
-			snprintf(target, sizeof(target), "command %u", ev->port);
-		} else {
-			target[0] = 0;
-		}
-		break;
-	}
-	log_event_message(le, "%s %s%s%s by %.*s (pid %u) under rule %s%s", audit ? "would deny" : "denied", action,
-			  target[0] ? " " : "", target, (int)strnlen(ev->comm, sizeof(ev->comm)), ev->comm, ev->pid,
-			  rule, ev->count > 1 ? " (repeated)" : "");
+	set_object(le, ev, target, sizeof(target));
+	/* Rule, pid, process name and count are appended by the text line: not repeated here. */
+	log_event_message(le, "%s %s%s%s", audit ? "would deny" : "denied", action, target,
+			  audit ? " (audit mode)" : "");
+	log_event_violation(le);
 	if (audit)
 		log_event_audit(le);
-	log_event_violation(le);
 	log_emit(k->log, le);
 	return 0;
 }
@@ -156,19 +231,20 @@ int kevent_handle(void *ctx, void *data, size_t size)
 void kevent_report_pending(void *ctx, uint32_t op, uint32_t rule, uint64_t count)
 {
 	struct kevent_ctx *k = ctx;
+	const char *action = kevent_action(op);
 	struct log_event *le;
-	const char *action = kevent_action(op), *name = kevent_rule_name(k, rule);
 
 	k->refusals += count;
-	le = log_event_new(LOG_WARN, "event",
-			   op >= BB_OP_CONNECT	? "network"
-			   : op >= BB_OP_MOUNT	? "process"
-						: "file",
-			   op >= BB_OP_CONNECT ? "connection,denied" : "access,denied", action, "failure");
-	log_event_set_str(le, "rule.name", name);
+	le = log_event_new(LOG_WARN, "event", category_of(op), type_of(op), action, "failure");
+	log_event_set_str(le, "rule.name", kevent_rule_name(k, rule));
 	log_event_set_int(le, "bpfbox.count", (long long)count);
-	log_event_message(le, "denied %s %llu more times under rule %s (identical refusals folded)", action,
-			  (unsigned long long)count, name);
+	log_event_set_bool(le, "bpfbox.folded", true);
+	log_event_message(le, "%s %s %llu more time%s, folded after an earlier line naming the same %s%s",
+			  k->audit ? "would deny" : "denied", action, (unsigned long long)count, count == 1 ? "" : "s",
+			  op >= BB_OP_CONNECT ? "destination" : op >= BB_OP_MOUNT ? "target" : "file",
+			  k->audit ? " (audit mode)" : "");
 	log_event_violation(le);
+	if (k->audit)
+		log_event_audit(le);
 	log_emit(k->log, le);
 }

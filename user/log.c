@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -27,7 +28,9 @@ struct log {
 	pthread_mutex_t lock; /* seq, counts, sandbox, rules and the write */
 	int fd;
 	bool owns_fd;
+	bool regular; /* a regular file: no reader to vanish, no SIGPIPE to hold back */
 	bool json;
+	pid_t pid; /* bpfbox.pid: getpid() once, not per line */
 	enum log_level min_level;
 	char *host;
 	char *sandbox_id;
@@ -107,6 +110,7 @@ static int open_destination(const struct log_config *cfg, struct log *log)
 int log_open(const struct log_config *cfg, struct log **out)
 {
 	struct log *log;
+	struct stat st;
 	int err;
 
 	if (!cfg || !out || (unsigned int)cfg->min_level >= LOG_LEVELS ||
@@ -129,6 +133,8 @@ int log_open(const struct log_config *cfg, struct log **out)
 	err = -pthread_mutex_init(&log->lock, NULL);
 	if (err)
 		goto err_close;
+	log->pid = getpid();
+	log->regular = !fstat(log->fd, &st) && S_ISREG(st.st_mode);
 	if (cfg->format == LOG_FORMAT_AUTO)
 		log->json = !isatty(log->fd);
 	else
@@ -173,8 +179,10 @@ void log_close(struct log *log)
 void log_child_after_fork(struct log *log)
 {
 	/* The lock may have been held by a thread that does not exist here. */
-	if (log)
-		pthread_mutex_init(&log->lock, NULL);
+	if (!log)
+		return;
+	pthread_mutex_init(&log->lock, NULL);
+	log->pid = getpid();
 }
 
 int log_fd(const struct log *log)
@@ -331,7 +339,7 @@ static void stamp(struct log *log, struct log_event *ev)
 	format_time(&now, when, sizeof(when));
 	log_event_set_str(ev, "@timestamp", when);
 	log_event_set_str(ev, "host.name", log->host);
-	log_event_set_int(ev, "bpfbox.pid", getpid());
+	log_event_set_int(ev, "bpfbox.pid", log->pid);
 	log_event_set_int(ev, "bpfbox.seq", (long long)++log->seq);
 	if (log->sandbox_id)
 		log_event_set_str(ev, "bpfbox.sandbox.id", log->sandbox_id);
@@ -410,6 +418,7 @@ int log_emit(struct log *log, struct log_event *ev)
 {
 	enum log_level level = log_event_level(ev);
 	char *text = NULL, *line = NULL;
+	bool need_text;
 	int err = 0;
 
 	if (!ev)
@@ -419,14 +428,18 @@ int log_emit(struct log *log, struct log_event *ev)
 		return -EINVAL;
 	}
 	default_message(ev);
-	/* Rendered unlocked: needed for ignore rules and the text format. */
-	text = log_text_render(log_event_json(ev), level);
+	/* Rendered unlocked, and only when the text format or an ignore rule needs it. */
+	pthread_mutex_lock(&log->lock);
+	need_text = !log->json || (log->n_rules && log_event_is_violation(ev));
+	pthread_mutex_unlock(&log->lock);
+	if (need_text)
+		text = log_text_render(log_event_json(ev), level);
 	pthread_mutex_lock(&log->lock);
 	if (!account(log, ev, text))
 		goto unlock;
 	stamp(log, ev);
 	line = make_line(log, ev, text);
-	err = line ? log_write_line(log->fd, line, strlen(line)) : -ENOMEM;
+	err = line ? log_write_line(log->fd, line, strlen(line), !log->regular) : -ENOMEM;
 	if (err)
 		log->counts.write_errors++;
 	else

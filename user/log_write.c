@@ -16,22 +16,11 @@
 /* How long a full non-blocking destination may stall a writer, in ms. */
 #define LOG_POLL_MS 1000
 
-/*
- * One write() for the line; a regular file opened O_APPEND takes it whole
- * (and a pipe up to PIPE_BUF). Loops only when the kernel wrote part of it.
- * SIGPIPE is held back so a vanished reader yields -EPIPE instead of
- * killing the supervisor.
- */
-int log_write_line(int fd, const char *buf, size_t len)
+/* Writes all of buf: one write() unless the kernel took part of it. */
+static int write_all(int fd, const char *buf, size_t len)
 {
-	sigset_t pipe_set, old, pending;
-	bool was_pending;
 	int err = 0;
 
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	was_pending = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
 	while (len) {
 		ssize_t n = write(fd, buf, len);
 
@@ -54,6 +43,29 @@ int log_write_line(int fd, const char *buf, size_t len)
 			break;
 		}
 	}
+	return err;
+}
+
+/*
+ * One write() for the line; a regular file opened O_APPEND takes it whole
+ * (and a pipe up to PIPE_BUF). Loops only when the kernel wrote part of it.
+ * With hold_sigpipe, SIGPIPE is held back so a vanished reader yields
+ * -EPIPE instead of killing the supervisor; a regular file needs none of
+ * that (three system calls per line, which a refusal flood feels).
+ */
+int log_write_line(int fd, const char *buf, size_t len, bool hold_sigpipe)
+{
+	sigset_t pipe_set, old, pending;
+	bool was_pending;
+	int err;
+
+	if (!hold_sigpipe)
+		return write_all(fd, buf, len);
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	was_pending = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
+	err = write_all(fd, buf, len);
 	if (err == -EPIPE && !was_pending) {
 		struct timespec zero = { 0, 0 };
 
