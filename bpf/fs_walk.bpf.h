@@ -425,7 +425,7 @@ static __always_inline void report_file(struct bb_sandbox *sb, __u64 sb_id, __u3
 
 	if (!rate_limit_pass(sb_id, op, rule, (__u64)d, &count))
 		return;
-	ev = event_reserve(sb, sb_id);
+	ev = event_reserve(sb, sb_id, count);
 	if (!ev)
 		return;
 	event_fill_task(ev, sb_id, BB_EV_FILE, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);

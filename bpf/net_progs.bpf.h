@@ -35,7 +35,7 @@ static __always_inline void report_net(struct bb_sandbox *sb, __u64 sb_id, __u32
 
 	if (!rate_limit_pass(sb_id, op, rule, object, &count))
 		return;
-	ev = event_reserve(sb, sb_id);
+	ev = event_reserve(sb, sb_id, count);
 	if (!ev)
 		return;
 	event_fill_task(ev, sb_id, BB_EV_NET, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
@@ -297,7 +297,7 @@ static __always_inline int unix_peer_check(struct sock *other, __u32 op)
 		}
 	}
 	if (rate_limit_pass(id, op, rule_id, (__u64)other, &count)) {
-		ev = event_reserve(sb, id);
+		ev = event_reserve(sb, id, count);
 		if (ev) {
 			event_fill_task(ev, id, BB_EV_UNIX, op, rule_id, EPERM, count, sb->flags & BB_SB_AUDIT);
 			ev->family = AF_UNIX;

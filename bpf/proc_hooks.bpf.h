@@ -14,7 +14,7 @@ static __always_inline int report_process(struct bb_sandbox *sb, __u64 sb_id, __
 	__u32 count;
 
 	if (rate_limit_pass(sb_id, op, rule, target, &count)) {
-		ev = event_reserve(sb, sb_id);
+		ev = event_reserve(sb, sb_id, count);
 		if (ev) {
 			event_fill_task(ev, sb_id, BB_EV_PROCESS, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
 			ev->port = target;
