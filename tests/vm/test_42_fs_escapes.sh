@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Filesystem escape attempts, each run under bpfbox exec: the kernel refuses
+# it and logs it, and the honest neighbour still works.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/helpers/fs_lib.sh"
+
+TRY=$T_ROOT/build/helpers/bbtry
+P=$T_TMP/policy.json
+LOG=$T_TMP/log.ndjson
+ALL=$T_TMP/all.ndjson
+S=$T_TMP/secret
+W=$T_TMP/work
+mkdir -p "$S" "$W/a/prot" "$W/sec" "$W/m"
+echo classified >"$S/key"
+echo inner >"$W/sec/key"
+echo public >"$W/pub"
+cat >"$P" <<JSON
+{
+  "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": {
+    "denyRead": ["$S", "$W/sec"],
+    "allowWrite": ["$W", "/sys/fs/cgroup", "/sys/fs/bpf"],
+    "denyWrite": ["$W/a/prot"]
+  }
+}
+JSON
+bb() { "$BPFBOX" exec --policy "$P" --log-file "$LOG" "$@"; }
+sh_in() { bb -- sh -c "$1"; }
+
+# Symlinks and hard links.
+fresh
+assert_fails "a symlink in a writable dir to a read-denied file does not read it" \
+	sh_in "ln -s $S/key $W/l && cat $W/l"
+assert_not_contains "$T_OUT" classified "symlink: nothing leaks"
+assert_event "open-read" "$S/key" "denyRead:$S" "symlink: the event names the target and its rule"
+fresh
+assert_fails "a hard link to a read-denied file is refused" sh_in "ln $S/key $W/hl"
+assert_event "link" "" "" "hard link: event"
+fresh
+assert_fails "a hard link from a read-denied place to a readable one is refused" sh_in "ln $W/sec/key $W/hl2"
+assert_event "link" "" "builtin:move-to-looser-place" "looser link: event"
+assert_succeeds "an ordinary hard link works" sh_in "ln $W/pub $W/pub2 && cat $W/pub2"
+
+# Renames.
+fresh
+assert_fails "renaming a read-denied dir into a readable place is refused" sh_in "mv $W/sec $W/open"
+assert_event "rename" "" "builtin:move-to-looser-place" "looser rename: event"
+fresh
+assert_fails "renaming a protected dir's parent and writing through the new name is refused" \
+	sh_in "mv $W/a $W/b && echo x >$W/b/prot/f"
+assert_event "create" "$W/b/prot/f" "denyWrite:$W/a/prot" "renamed parent: the rule follows the directory"
+assert_succeeds "the renamed parent itself is writable" sh_in "echo y >$W/b/ok"
+
+# Other ways to name a file: handles, openat2, io_uring.
+fresh
+assert_fails "open_by_handle_at is refused" bb -- "$TRY" handle "$S/key"
+assert_not_contains "$T_OUT" classified "open_by_handle_at: nothing leaks"
+fresh
+assert_fails "openat2 relative to a directory fd is checked" bb -- "$TRY" openat2 "$T_TMP" secret/key
+assert_contains "$T_OUT" 'EPERM' "openat2: EPERM"
+assert_event "open-read" "$S/key" "" "openat2: event"
+assert_succeeds "openat2 of a readable neighbour works" bb -- "$TRY" openat2 "$W" pub
+fresh
+assert_fails "an io_uring openat is checked" bb -- "$TRY" uring "$S/key"
+assert_not_contains "$T_OUT" classified "io_uring: nothing leaks"
+assert_event "open-read" "$S/key" "" "io_uring: event"
+assert_succeeds "an io_uring openat of a readable file works" bb -- "$TRY" uring "$W/pub"
+
+# Kernel filesystems and device nodes.
+fresh
+assert_fails "writes under /sys/fs/cgroup are refused even when allowWrite names it" \
+	sh_in 'echo $$ >/sys/fs/cgroup/cgroup.procs'
+assert_event "" "/sys/fs/cgroup/cgroup.procs" "builtin:protected-filesystem" "cgroupfs: event"
+fresh
+assert_fails "a cgroup cannot be made" sh_in "mkdir /sys/fs/cgroup/bb-escape-$$"
+assert_event "mkdir" "" "builtin:protected-filesystem" "cgroup mkdir: event"
+fresh
+assert_fails "writes under /sys/fs/bpf are refused" sh_in "mkdir /sys/fs/bpf/bb-escape-$$"
+assert_event "" "/sys/fs/bpf/bb-escape-*" "builtin:protected-filesystem" "bpffs: event"
+fresh
+assert_fails "mknod of a device is refused" sh_in "mknod $W/null c 1 3"
+assert_event "mknod" "" "builtin:device-node" "mknod: event"
+assert_succeeds "a fifo in a writable dir is fine" sh_in "mkfifo $W/fifo"
+
+fresh
+assert_succeeds "every log line validates against the schema" \
+	python3 "$T_ROOT/tests/tools/validate-events.py" "$ALL"
