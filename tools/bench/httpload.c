@@ -11,7 +11,8 @@
  *	connection each (as bpfbox's proxy closes after every answer). The
  *	request is sent to CONNECT_TO (HOST:PORT) in absolute form, which a
  *	forward proxy and the server above both accept; CONNECT_TO may be
- *	ORIGIN itself for the direct measurement. Prints
+ *	ORIGIN itself for the direct measurement, and may carry USERINFO@
+ *	for a proxy that wants Basic authorisation (srt's). Prints
  *	"bytes B requests R seconds S".
  */
 #include <arpa/inet.h>
@@ -32,10 +33,67 @@
 
 static char block[CHUNK];
 
+/* "Proxy-Authorization: Basic ...\r\n" for CONNECT_TO's userinfo, or "". */
+static char auth_field[1024];
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * srt's proxy wants the credentials it puts in HTTP_PROXY's userinfo
+ * (percent-encoded there) back as Basic authorisation.
+ */
+static int set_auth(const char *info, size_t len)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned char raw[512];
+	size_t n = 0, o;
+
+	for (size_t i = 0; i < len; i++) {
+		if (n >= sizeof(raw))
+			return -1;
+		if (info[i] == '%' && i + 2 < len && hexval(info[i + 1]) >= 0 && hexval(info[i + 2]) >= 0) {
+			raw[n++] = (unsigned char)(hexval(info[i + 1]) * 16 + hexval(info[i + 2]));
+			i += 2;
+		} else {
+			raw[n++] = (unsigned char)info[i];
+		}
+	}
+	o = (size_t)snprintf(auth_field, sizeof(auth_field), "Proxy-Authorization: Basic ");
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned int v = raw[i] << 16 | (i + 1 < n ? raw[i + 1] << 8 : 0) | (i + 2 < n ? raw[i + 2] : 0);
+
+		if (o + 7 >= sizeof(auth_field))
+			return -1;
+		auth_field[o++] = b64[v >> 18 & 63];
+		auth_field[o++] = b64[v >> 12 & 63];
+		auth_field[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		auth_field[o++] = i + 2 < n ? b64[v & 63] : '=';
+	}
+	memcpy(auth_field + o, "\r\n", 3);
+	return 0;
+}
+
+/* HOST:PORT or USERINFO@HOST:PORT (IPv4 or localhost). */
 static int parse_hostport(const char *s, struct sockaddr_in *sa)
 {
 	char host[64];
-	const char *colon = strrchr(s, ':');
+	const char *at = strrchr(s, '@'), *colon;
+
+	if (at) {
+		if (set_auth(s, (size_t)(at - s)))
+			return -1;
+		s = at + 1;
+	}
+	colon = strrchr(s, ':');
 
 	if (!colon || (size_t)(colon - s) >= sizeof(host))
 		return -1;
@@ -135,7 +193,7 @@ static int serve(const char *port)
 static long long request(const struct sockaddr_in *to, const char *origin, long long size)
 {
 	static char buf[CHUNK];
-	char req[512];
+	char req[2048];
 	long long total = 0;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -144,8 +202,8 @@ static long long request(const struct sockaddr_in *to, const char *origin, long 
 			close(fd);
 		return -1;
 	}
-	snprintf(req, sizeof(req), "GET http://%s/%lld HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
-		 origin, size, origin);
+	snprintf(req, sizeof(req), "GET http://%s/%lld HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n",
+		 origin, size, origin, auth_field);
 	if (write_all(fd, req, strlen(req))) {
 		close(fd);
 		return -1;
@@ -161,6 +219,11 @@ static long long request(const struct sockaddr_in *to, const char *origin, long 
 		}
 		if (r == 0)
 			break;
+		/* A proxy's refusal (403, 407) can be longer than a small answer. */
+		if (total == 0 && (r < 12 || memcmp(buf + 8, " 200", 4))) {
+			total = -1;
+			break;
+		}
 		total += r;
 	}
 	close(fd);
