@@ -62,8 +62,13 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 		log_event_set_int(ev, "destination.port", pe->port);
 	if (pe->method)
 		log_event_set_str(ev, "http.request.method", pe->method);
-	if (pe->status)
+	/* A SOCKS reply code is no HTTP status (0 means granted there). */
+	if (!strncmp(pe->protocol, "socks", 5)) {
+		if (pe->status || pe->allowed)
+			log_event_set_int(ev, "bpfbox.proxy.socks_reply", pe->status);
+	} else if (pe->status) {
 		log_event_set_int(ev, "http.response.status_code", pe->status);
+	}
 	if (pe->client_addr)
 		log_event_set_str(ev, "source.address", pe->client_addr);
 	log_event_set_str(ev, "network.protocol", pe->protocol);
