@@ -33,8 +33,8 @@ box() { "$BPFBOX" exec --policy "$P" --log-file "$LOG" -- "$@"; }
 
 assert_succeeds "a remote network namespace is set up" net_remote_up
 net_hosts remote.test "$NET_REMOTE"
-assert_succeeds "an HTTP server runs in it" net_serve bbremote http 0.0.0.0 8080 "$T_TMP/www"
-assert_succeeds "a UDP server runs in it" net_serve bbremote udp 0.0.0.0 53
+assert_succeeds "an HTTP and a UDP server run in it" \
+	net_serve bbremote http 0.0.0.0 8080 "$T_TMP/www" , udp 0.0.0.0 53
 assert_succeeds "an HTTP server runs on the guest's loopback" net_serve - http 127.0.0.1 8081 "$T_TMP/www"
 assert_succeeds "outside the sandbox, the remote server answers directly" \
 	curl -sS --noproxy '*' http://10.200.0.2:8080/hello.txt
@@ -46,44 +46,50 @@ assert_contains "$T_OUT" '^hello-remote$'
 # Direct TCP, whatever the client.
 assert_fails "curl --noproxy '*' to an allowed IP fails" box curl -sS --max-time 10 --noproxy '*' http://10.200.0.2:8080/hello.txt
 assert_not_contains "$T_OUT" hello-remote "no byte of the answer arrives"
-assert_contains "$LOG" '"action":"connect".*"ip":"10\.200\.0\.2".*"port":8080' "the refusal is an event naming address and port"
-assert_contains "$LOG" '"action":"connect".*"name":"curl"' "the event names the process"
-assert_contains "$LOG" '"action":"connect".*"transport":"tcp"' "the event names the protocol"
+assert_event "the refusal is an event naming address and port" \
+	'.event.action == "connect" and .destination.ip == "10.200.0.2" and .destination.port == 8080'
+assert_event "the event names the process" '.event.action == "connect" and .process.name == "curl" and .process.pid > 0'
+assert_event "the event names the protocol" '.event.action == "connect" and .network.transport == "tcp"'
 assert_fails "a Python socket to the remote host is refused" box python3 "$CLIENT" tcp 10.200.0.2 8080
 assert_contains "$T_OUT" '^EPERM' "with EPERM"
-assert_contains "$LOG" '"action":"connect".*"name":"python3"' "the refusal names python3"
+assert_event "the refusal names python3" '.event.action == "connect" and .process.name == "python3"'
 assert_fails "a Python socket to a loopback server is refused" box python3 "$CLIENT" tcp 127.0.0.1 8081
 assert_contains "$T_OUT" '^EPERM'
-assert_contains "$LOG" '"action":"connect".*"ip":"127\.0\.0\.1".*"port":8081' "the loopback refusal is an event"
+assert_event "the loopback refusal is an event" \
+	'.event.action == "connect" and .destination.ip == "127.0.0.1" and .destination.port == 8081'
 assert_fails "IPv4-mapped IPv6 is treated as IPv4" box python3 "$CLIENT" tcp6 ::ffff:10.200.0.2 8080
 assert_contains "$T_OUT" '^EPERM'
-assert_contains "$LOG" '"action":"connect".*"ip":"::ffff:10\.200\.0\.2"' "the mapped refusal is an event"
+assert_event "the mapped refusal is an event" '.event.action == "connect" and .destination.ip == "::ffff:10.200.0.2"'
 assert_fails "IPv6 loopback is refused" box python3 "$CLIENT" tcp6 ::1 8081
 assert_contains "$T_OUT" '^(EPERM|ECONNREFUSED)'
 
 # UDP: DNS included.
 assert_fails "a UDP DNS query by sendto is refused" box python3 "$CLIENT" dns 10.200.0.2 53
 assert_contains "$T_OUT" '^EPERM'
-assert_contains "$LOG" '"action":"sendmsg".*"ip":"10\.200\.0\.2".*"port":53.*"transport":"udp"' \
-	"the DNS refusal is an event (sendmsg, udp, port 53)"
+assert_event "the DNS refusal is an event (sendmsg, udp, port 53)" \
+	'.event.action == "sendmsg" and .destination.ip == "10.200.0.2" and .destination.port == 53 and .network.transport == "udp"'
 assert_fails "a DNS query on a connected UDP socket is refused" box python3 "$CLIENT" udpconn 10.200.0.2 53
 assert_contains "$T_OUT" '^EPERM'
-assert_contains "$LOG" '"action":"connect".*"port":53.*"transport":"udp"' "the UDP connect refusal is an event"
+assert_event "the UDP connect refusal is an event" \
+	'.event.action == "connect" and .destination.port == 53 and .network.transport == "udp"'
 if command -v getent >/dev/null; then
 	cp /etc/resolv.conf "$T_TMP/resolv.conf.saved" 2>/dev/null
 	echo "nameserver 10.200.0.2" >/etc/resolv.conf
 	assert_fails "a resolver lookup inside the sandbox gets nowhere" box getent ahosts example.org
 	cp "$T_TMP/resolv.conf.saved" /etc/resolv.conf 2>/dev/null
-	assert_contains "$LOG" '"ip":"10\.200\.0\.2".*"port":53' "the resolver's query is refused in the kernel"
+	assert_event "the resolver's query is refused in the kernel" \
+		'.process.name == "getent" and .destination.ip == "10.200.0.2" and .destination.port == 53'
 fi
 
 # Raw and packet sockets never open.
 assert_fails "a raw socket is refused" box python3 "$CLIENT" raw
 assert_contains "$T_OUT" '^EPERM'
-assert_contains "$LOG" '"action":"socket-create".*"rule":\{[^}]*"name":"[^"]*family' "the raw socket refusal is an event"
+assert_event "the raw socket refusal is an event" \
+	'.event.action == "socket-create" and .bpfbox.socket.type == 3 and .bpfbox.socket.family == 2'
 assert_fails "a packet socket is refused" box python3 "$CLIENT" packet
 assert_contains "$T_OUT" '^EPERM'
-assert_contains "$LOG" '"action":"socket-create".*"family":17' "the packet socket refusal is an event naming the family"
+assert_event "the packet socket refusal is an event naming the family" \
+	'.event.action == "socket-create" and .bpfbox.socket.family == 17'
 
 # The proxy port itself, only over TCP.
 assert_succeeds "the proxy port is reachable directly" \
@@ -95,7 +101,8 @@ assert_contains "$T_OUT" '^EPERM'
 # allowLocalBinding false: no fixed-port bind, no listen.
 assert_fails "bind to a loopback port is refused without allowLocalBinding" box python3 "$CLIENT" bind 127.0.0.1 9000
 assert_contains "$T_OUT" '^EPERM'
-assert_contains "$LOG" '"action":"bind".*"name":"python3".*"name":"allowLocalBinding:false"' "the bind refusal is an event naming process and rule"
+assert_event "the bind refusal is an event naming process and rule" \
+	'.event.action == "bind" and .process.name == "python3" and .network.transport == "tcp"'
 assert_fails "listen is refused without allowLocalBinding" box python3 "$CLIENT" listen
 assert_contains "$T_OUT" '^EPERM'
 # shellcheck disable=SC2016 # expanded by the sandboxed shell

@@ -53,3 +53,13 @@ net_serve() {
 	# The first line is "ready" once the socket listens.
 	timeout 60 head -n 1 "$fifo" | grep -q ready
 }
+
+# assert_event NAME JQ_CONDITION: some event of $LOG satisfies the condition
+# (field order in a line does not matter). $T_OUT is left alone.
+assert_event() {
+	if jq -e -s "any(.[]; $2)" "$LOG" >/dev/null 2>&1; then
+		t_ok "$1"
+	else
+		t_fail "$1" "no event of $LOG satisfies: $2"
+	fi
+}

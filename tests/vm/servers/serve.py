@@ -8,7 +8,8 @@
   serve.py unix  PATH                     Unix stream echo ("@x" = abstract name)
   serve.py unixdgram PATH                 Unix datagram sink
 
-Prints "ready" on stdout once listening, then serves until killed.
+Several servers may share one process: separate their arguments with ",".
+Prints "ready" on stdout once all listen, then serves until killed.
 """
 import functools
 import http.server
@@ -77,24 +78,35 @@ def unix_addr(path):
     return "\0" + path[1:] if path.startswith("@") else path
 
 
-def main():
-    mode, addr = sys.argv[1], sys.argv[2]
-    port = sys.argv[3] if len(sys.argv) > 3 else None
+def make(argv):
+    mode, addr = argv[0], argv[1]
+    port = argv[2] if len(argv) > 2 else None
     if mode == "unix":
-        srv = ThreadedUnix(unix_addr(addr), Echo)
-    elif mode == "unixdgram":
-        srv = socketserver.UnixDatagramServer(unix_addr(addr), Sink)
-    elif mode == "http":
-        srv = http_server(addr, port, sys.argv[4])
-    elif mode == "https":
-        srv = http_server(addr, port, sys.argv[4], sys.argv[5], sys.argv[6])
-    elif mode == "echo":
-        srv = ThreadedTCP((addr, int(port)), Echo)
-    elif mode == "udp":
-        srv = socketserver.UDPServer((addr, int(port)), UdpEcho)
-    else:
-        sys.exit("unknown mode " + mode)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+        return ThreadedUnix(unix_addr(addr), Echo)
+    if mode == "unixdgram":
+        return socketserver.UnixDatagramServer(unix_addr(addr), Sink)
+    if mode == "http":
+        return http_server(addr, port, argv[3])
+    if mode == "https":
+        return http_server(addr, port, argv[3], argv[4], argv[5])
+    if mode == "echo":
+        return ThreadedTCP((addr, int(port)), Echo)
+    if mode == "udp":
+        return socketserver.UDPServer((addr, int(port)), UdpEcho)
+    sys.exit("unknown mode " + mode)
+
+
+def main():
+    specs, cur = [], []
+    for a in sys.argv[1:]:
+        if a == ",":
+            specs.append(cur)
+            cur = []
+        else:
+            cur.append(a)
+    specs.append(cur)
+    for spec in specs:
+        threading.Thread(target=make(spec).serve_forever, daemon=True).start()
     print("ready", flush=True)
     threading.Event().wait()
 
