@@ -129,10 +129,15 @@ struct sock_common {
 	unsigned short skc_family;
 };
 
+struct sock_cgroup_data {
+	struct cgroup *cgroup; /* the creator's cgroup v2 (5.15+) */
+};
+
 struct sock {
 	struct sock_common __sk_common;
 	u16 sk_type;
 	u16 sk_protocol;
+	struct sock_cgroup_data sk_cgrp_data;
 };
 
 struct unix_sock {

@@ -260,7 +260,10 @@ int BPF_PROG(bb_socket_listen, struct socket *sock, int backlog)
 	return refusal(sb, EPERM);
 }
 
-/* Unix sockets: decided on the peer, by the identity of the socket file it is bound to. */
+/*
+ * Unix sockets: decided on the peer, by the identity of the socket file it is
+ * bound to, or by its creator being this sandbox.
+ */
 static __always_inline int unix_peer_check(struct sock *other, __u32 op)
 {
 	struct unix_sock *peer = (struct unix_sock *)other;
@@ -281,6 +284,9 @@ static __always_inline int unix_peer_check(struct sock *other, __u32 op)
 	ua = BPF_CORE_READ(peer, addr);
 	if (!ua)
 		return 0; /* an unnamed peer: a socketpair the sandbox already holds */
+	/* A socket the sandbox created itself reaches nothing outside it. */
+	if (BPF_CORE_READ(other, sk_cgrp_data.cgroup, kn, id) == id)
+		return 0;
 	sun_path = (void *)ua + bpf_core_field_offset(struct unix_address, name) + 2;
 	bpf_probe_read_kernel(&first, 1, sun_path);
 	if (!first) {
