@@ -48,6 +48,18 @@ static __always_inline bool rate_limit_pass(__u64 sb_id, __u32 op, __u32 rule, _
 }
 
 /*
+ * The rate-limit object of a file refusal: its directory and name. Not the
+ * dentry's address: a refused create frees its dentry and the next create
+ * gets the same address, which would fold refusals of different names.
+ */
+static __always_inline __u64 file_object(struct dentry *d)
+{
+	__u64 parent = (__u64)BPF_CORE_READ(d, d_parent);
+
+	return bb_mix64(bb_mix64(0x9e3779b97f4a7c15ULL, parent), BPF_CORE_READ(d, d_name.hash_len));
+}
+
+/*
  * Space for an event standing for count refusals (rate_limit_pass). When the
  * ring buffer is full all of them count as lost: their folded count was
  * taken out of the rate-limit entry and exists nowhere else.
