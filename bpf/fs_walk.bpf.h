@@ -423,7 +423,7 @@ static __always_inline void report_file(struct bb_sandbox *sb, __u64 sb_id, __u3
 	struct bb_event *ev;
 	__u32 count;
 
-	if (!rate_limit_pass(sb_id, op, rule, (__u64)d, &count))
+	if (!rate_limit_pass(sb_id, op, rule, file_object(d), &count))
 		return;
 	ev = event_reserve(sb, sb_id, count);
 	if (!ev)
