@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The command's environment: deny entries removed, allow-list mode, bpfbox's
+ * own variables, and the scrub of bpfbox's initial environment block.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "policy.h"
+#include "sandbox_env.h"
+
+#define BASE                                                                                                 \
+	"\"network\": {\"allowedDomains\": [], \"deniedDomains\": []}, "                                     \
+	"\"filesystem\": {\"denyRead\": [], \"allowWrite\": [], \"denyWrite\": []}"
+
+static struct policy *load(const char *json)
+{
+	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test" };
+	struct policy *p = NULL;
+	struct diag_list d;
+
+	diag_list_init(&d);
+	assert_int_equal(policy_load_buffer("t.json", json, strlen(json), &o, &p, &d), 0);
+	diag_list_free(&d);
+	return p;
+}
+
+static const struct env_extra extra = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, NULL };
+
+static void deny_removes_and_extras_are_set(void **state)
+{
+	struct policy *p = load("{" BASE ", \"credentials\": {\"envVars\": "
+				"[{\"name\": \"TOKEN\", \"mode\": \"deny\"}]}}");
+	char *in[] = { "PATH=/bin", "TOKEN=secret", "TOKEN_X=kept", "TMPDIR=/old", NULL };
+	struct env_list e;
+
+	assert_int_equal(env_build(p, in, &extra, &e), 0);
+	assert_null(env_get(&e, "TOKEN"));
+	assert_string_equal(env_get(&e, "TOKEN_X"), "kept");
+	assert_string_equal(env_get(&e, "PATH"), "/bin");
+	assert_string_equal(env_get(&e, "TMPDIR"), "/tmp/bpfbox-0123456789ab");
+	assert_string_equal(env_get(&e, "BPFBOX_SANDBOX_ID"), "bb-0123456789ab");
+	assert_string_equal(env_get(&e, "HTTPS_PROXY"), "http://127.0.0.1:31337");
+	for (size_t i = 0; i < e.n; i++)
+		assert_null(strstr(e.v[i], "secret"));
+	assert_null(e.v[e.n]);
+	env_free(&e);
+	policy_free(p);
+}
+
+static void allow_list_passes_only_named(void **state)
+{
+	struct policy *p = load("{" BASE ", \"credentials\": {\"envVars\": "
+				"[{\"name\": \"LC_SECRET\", \"mode\": \"deny\"}]}, "
+				"\"bpfbox\": {\"env\": {\"allow\": [\"PATH\", \"LC_*\"]}}}");
+	char *in[] = { "PATH=/bin", "HOME=/root", "LC_ALL=C", "LC_SECRET=s", NULL };
+	struct env_list e;
+
+	assert_int_equal(env_build(p, in, &extra, &e), 0);
+	assert_string_equal(env_get(&e, "PATH"), "/bin");
+	assert_string_equal(env_get(&e, "LC_ALL"), "C");
+	assert_null(env_get(&e, "HOME"));
+	assert_null(env_get(&e, "LC_SECRET"));
+	assert_non_null(env_get(&e, "TMPDIR"));
+	assert_non_null(env_get(&e, "BPFBOX_SANDBOX_ID"));
+	env_free(&e);
+	policy_free(p);
+}
+
+static void scrub_overwrites_denied_values_in_place(void **state)
+{
+	struct policy *p = load("{" BASE ", \"credentials\": {\"envVars\": "
+				"[{\"name\": \"TOKEN\", \"mode\": \"deny\"}]}}");
+	char a[] = "TOKEN=secret", b[] = "OTHER=visible";
+	char *in[] = { a, b, NULL };
+
+	env_scrub_self(p, in);
+	assert_string_equal(a, "TOKEN=xxxxxx");
+	assert_string_equal(b, "OTHER=visible");
+	policy_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(deny_removes_and_extras_are_set),
+		cmocka_unit_test(allow_list_passes_only_named),
+		cmocka_unit_test(scrub_overwrites_denied_values_in_place),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
