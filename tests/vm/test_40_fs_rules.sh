@@ -55,6 +55,14 @@ assert_status "~ expands in rules: ~/.bb40-secret is refused" 1 bb cat "$HOMEFIL
 assert_event "" "" "denyRead:$HOMEFILE" "~: the rule names the expanded path"
 rm -f "$HOMEFILE"
 
+# Identical refusals may be folded into one event with a count, never dropped.
+fresh
+sh_in "for i in \$(seq 1 20); do cat $T_TMP/deny/shut/f 2>/dev/null; done; true" >/dev/null 2>&1
+n=$(jq -s --arg r "denyRead:$T_TMP/deny" \
+	'map(select(.event.action == "open-read" and .rule.name == $r) | (.bpfbox.count // 1)) | add' "$LOG")
+assert_eq 20 "$n" "20 identical refusals are accounted for in the events' counts"
+assert_contains "$LOG" '"action":"sandbox-exit".*"denied":20' "the exit summary counts 20 refusals"
+
 # Writes: allowed in allowWrite, refused elsewhere with default:write.
 assert_succeeds "write: create, append, truncate inside allowWrite" \
 	sh_in "echo a >$W/new && echo b >>$W/new && : >$W/file && truncate -s 3 $W/new"
