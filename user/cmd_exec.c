@@ -89,7 +89,10 @@ static void usage(FILE *out)
 		"  --log-level L        debug, info, warn or error (default: info)\n"
 		"  --timeout DURATION   stop the whole tree after DURATION (e.g. 30s, 5m, 1500ms)\n"
 		"  --kill-after DURATION grace between SIGTERM and SIGKILL (default 5s)\n"
-		"  --pass-fd N          pass descriptor N to the command (repeatable)\n");
+		"  --pass-fd N          pass descriptor N to the command (repeatable)\n\n"
+		"exit status: the command's; 128+N if it died of signal N, or if bpfbox was\n"
+		"cancelled by SIGINT, SIGTERM or SIGHUP (N); 124 on --timeout; 126 cannot execute;\n"
+		"127 command not found; 125 bpfbox could not set up the sandbox (nothing ran)\n");
 }
 
 static int parse_duration(const char *s, long long *ms)
