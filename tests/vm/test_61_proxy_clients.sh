@@ -26,7 +26,8 @@ cat >"$P" <<JSON
     "deniedDomains": ["blocked.remote.test"],
     "deniedDomainReasons": { "blocked.remote.test": "Blocked for testing" }
   },
-  "filesystem": { "denyRead": [], "allowWrite": ["$T_TMP/work"], "denyWrite": [] }
+  "filesystem": { "denyRead": [], "allowWrite": ["$T_TMP/work"], "denyWrite": [],
+                  "allowGitConfig": true }
 }
 JSON
 box() { "$BPFBOX" exec --policy "$P" --log-file "$LOG" -- "$@"; }
@@ -162,7 +163,8 @@ assert_fails "python3 urllib to a denied name" box python3 -c "$PY" https://bloc
 assert_contains "$T_OUT" '403'
 
 # git clone over dumb HTTP.
-# --template=: no hooks directory; the mandatory .git/hooks rule refuses creating one.
+# A fresh clone writes .git/config (allowGitConfig above) and, from git's
+# template, .git/hooks, which the mandatory rules protect: --template= skips it.
 assert_succeeds "git clone over http through the proxy" \
 	box git clone -q --template= http://remote.test/repo.git "$T_TMP/work/clone"
 assert_contains "$T_TMP/work/clone/README" '^cloned through the proxy$' "the clone has the file"
