@@ -144,8 +144,9 @@ static __always_inline void check_mandatory(const struct bb_sandbox *sb, __u64 n
 	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_CONFIG) &&
 	    !(sb->flags & BB_SB_ALLOW_GIT_CONFIG))
 		mandatory_hit(r, BB_RULE_MANDATORY_GIT_CONFIG);
+	/* The child's own entry names it: mandatory:.claude/commands or .claude/agents. */
 	if ((m->flags & BB_M_CLAUDE) && (child->flags & BB_M_CHILD_AGENT_DIR))
-		mandatory_hit(r, BB_RULE_MANDATORY_CLAUDE);
+		mandatory_hit(r, child->rule);
 }
 
 static __always_inline struct mount *real_mount(struct vfsmount *vmnt)

@@ -52,7 +52,7 @@ assert_succeeds ".claude itself may hold ordinary files" sh_in "echo ok >$W/proj
 for d in commands agents; do
 	fresh
 	assert_fails ".claude/$d cannot be created" sh_in "mkdir -p $W/proj/.claude/$d"
-	assert_event mkdir "$W/proj/.claude/$d" "mandatory:.claude" ".claude/$d: event"
+	assert_event mkdir "$W/proj/.claude/$d" "mandatory:.claude/$d" ".claude/$d: event"
 done
 
 # .git: hooks always, config unless allowGitConfig, a .git file itself.
