@@ -47,7 +47,7 @@ done
 say "running in a QEMU TCG guest on kernel $kernel; this takes a few minutes"
 # The console shows progress; the samples are kept for the report.
 set +e
-tools/vm/run.sh --kernel "$kernel" --mem "${BENCH_MEM:-2G}" --timeout "${BENCH_TIMEOUT:-1800}" \
+tools/vm/run.sh --kernel "$kernel" --mem "${BENCH_MEM:-2G}" --timeout "${BENCH_TIMEOUT:-3600}" \
 	-- tools/bench/guest.sh 2>&1 | tee "$out/run.log" | grep -v '^BENCH'
 rc=${PIPESTATUS[0]}
 set -e
