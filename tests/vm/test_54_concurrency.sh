@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Concurrent sandboxes, each confined by its own policy only, each event stream
+# attributed to its own sandbox; many sequential and parallel runs leave no
+# cgroup, pin, map entry, process, tmpdir, registry entry or descriptor behind.
+#   BPFBOX_TEST_SEQ_RUNS (default 200), BPFBOX_TEST_PAR_RUNS (default 20)
+. "$(dirname "$0")/lib.sh"
+
+SEQ=${BPFBOX_TEST_SEQ_RUNS:-200}
+PAR=${BPFBOX_TEST_PAR_RUNS:-20}
+W=$T_TMP/work
+mkdir -p "$W" "$T_TMP/a" "$T_TMP/b"
+echo alpha >"$T_TMP/a/file"
+echo beta >"$T_TMP/b/file"
+policy() { # FILE DENIED-DIR
+	cat >"$1" <<JSON
+{
+  "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": { "denyRead": ["$2"], "allowWrite": ["$W"], "denyWrite": [] }
+}
+JSON
+}
+policy "$T_TMP/pa.json" "$T_TMP/a"
+policy "$T_TMP/pb.json" "$T_TMP/b"
+
+# Each reads both files for a while, after both have started.
+READER="touch \"$W/ready-\$1\"; for i in \$(seq 600); do [ -e '$W/ready-A' ] && [ -e '$W/ready-B' ] && break; sleep 0.05; done
+for i in 1 2 3 4 5; do cat '$T_TMP/a/file' '$T_TMP/b/file' 2>&1; sleep 0.1; done; echo \$BPFBOX_SANDBOX_ID"
+"$BPFBOX" exec --policy "$T_TMP/pa.json" --log-file "$T_TMP/la" -- sh -c "$READER" sh A >"$W/outA" 2>&1 &
+pa=$!
+"$BPFBOX" exec --policy "$T_TMP/pb.json" --log-file "$T_TMP/lb" -- sh -c "$READER" sh B >"$W/outB" 2>&1 &
+pb=$!
+wait $pa
+ra=$?
+wait $pb
+rb=$?
+assert_eq "0 0" "$ra $rb" "both concurrent sandboxes ran and exited 0"
+assert_eq 5 "$(grep -c '^beta$' "$W/outA")" "A reads B's file every time"
+assert_eq 0 "$(grep -c '^alpha$' "$W/outA")" "A never reads its denied file"
+assert_eq 5 "$(grep -c '^alpha$' "$W/outB")" "B reads A's file every time"
+assert_eq 0 "$(grep -c '^beta$' "$W/outB")" "B never reads its denied file"
+ida=$(tail -n 1 "$W/outA")
+idb=$(tail -n 1 "$W/outB")
+assert_succeeds "the two ran at the same time" test -e "$W/ready-A" -a -e "$W/ready-B"
+assert_contains "$T_TMP/la" "\"path\":\"$T_TMP/a/file\"" "A's log has A's refusals"
+assert_not_contains "$T_TMP/la" "\"path\":\"$T_TMP/b/file\"" "and none of B's"
+assert_contains "$T_TMP/lb" "\"path\":\"$T_TMP/b/file\"" "B's log has B's refusals"
+assert_not_contains "$T_TMP/lb" "\"path\":\"$T_TMP/a/file\"" "and none of A's"
+assert_eq 0 "$(jq -r '.bpfbox.sandbox.id' "$T_TMP/la" | grep -vc "^$ida\$")" "every line of A's log is A's"
+assert_eq 0 "$(jq -r '.bpfbox.sandbox.id' "$T_TMP/lb" | grep -vc "^$idb\$")" "every line of B's log is B's"
+
+# What a run could leave behind, counted system-wide.
+map_entries() {
+	local m n total=0
+	for m in /sys/fs/bpf/bpfbox/*/*; do
+		[ -f "$m" ] || continue
+		bpftool -j map show pinned "$m" 2>/dev/null | jq -e '.type | test("hash")' >/dev/null || continue
+		n=$(bpftool -j map dump pinned "$m" 2>/dev/null | jq length) || n=0
+		total=$((total + n))
+	done
+	echo "$total"
+}
+state() {
+	echo "cgroups=$(find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d | wc -l)" \
+		"pins=$(find /sys/fs/bpf/bpfbox | wc -l)" "map_entries=$(map_entries)" \
+		"processes=$(ps -e -o args= | grep -vc '^\[')" "tmpdirs=$(ls /tmp | grep -c '^bpfbox-')" \
+		"registry=$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)"
+}
+files() { cut -f1 /proc/sys/fs/file-nr; }
+
+P=$T_TMP/pa.json
+"$BPFBOX" exec --policy "$P" --log-file /dev/null -- true
+sleep 0.5
+before=$(state)
+fbefore=$(files)
+start=$(date +%s%N)
+fails=0
+for i in $(seq "$SEQ"); do
+	"$BPFBOX" exec --policy "$P" --log-file /dev/null -- sh -c 'sleep 0.01 & exit 0' || fails=$((fails + 1))
+done
+el=$((($(date +%s%N) - start) / 1000000))
+echo "# $SEQ sequential runs took ${el}ms ($((el / SEQ))ms each)"
+assert_eq 0 "$fails" "$SEQ sequential runs all succeed"
+sleep 0.5
+assert_eq "$before" "$(state)" "$SEQ sequential runs leave nothing behind"
+fafter=$(files)
+[ $((fafter - fbefore)) -lt 32 ] && t_ok "open files system-wide: $fbefore before, $fafter after" ||
+	t_fail "no descriptors leak" "open files: $fbefore before, $fafter after $SEQ runs"
+
+start=$(date +%s%N)
+pids=()
+for i in $(seq "$PAR"); do
+	"$BPFBOX" exec --policy "$P" --log-file "$W/par-$i" -- sh -c 'sleep 0.5; echo $BPFBOX_SANDBOX_ID' \
+		>"$W/pout-$i" 2>&1 &
+	pids+=($!)
+done
+fails=0
+for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+el=$((($(date +%s%N) - start) / 1000000))
+echo "# $PAR parallel runs took ${el}ms"
+assert_eq 0 "$fails" "$PAR parallel runs all succeed"
+assert_eq "$PAR" "$(cat "$W"/pout-* | sort -u | grep -c '^bb-')" "each had its own sandbox id"
+bad=0
+for i in $(seq "$PAR"); do
+	id=$(cat "$W/pout-$i")
+	[ "$(jq -r '.bpfbox.sandbox.id' "$W/par-$i" | sort -u)" = "$id" ] || bad=$((bad + 1))
+done
+assert_eq 0 "$bad" "each parallel run's log speaks of its own sandbox only"
+sleep 0.5
+assert_eq "$before" "$(state)" "$PAR parallel runs leave nothing behind"
+fafter=$(files)
+[ $((fafter - fbefore)) -lt 32 ] && t_ok "open files system-wide: $fbefore before, $fafter after" ||
+	t_fail "no descriptors leak" "open files: $fbefore before, $fafter after"
