@@ -62,7 +62,7 @@ unit-test: $(UNIT_BINS)
 vm-test: $(BUILD)/bpfbox
 	@set -e; for k in $(KERNELS); do \
 		echo "== VM tests on Debian kernel $$k"; \
-		tools/vm/run.sh --kernel $$k -- tests/vm/run-all.sh; \
+		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-900} tools/vm/run.sh --kernel $$k --timeout 3000 -- tests/vm/run-all.sh; \
 	done
 
 test: deps
