@@ -49,7 +49,12 @@ has_line "create refusal is a file creation" \
 # --- process refusals
 assert_fails "mount is refused" run -- mount -t tmpfs none "$T_TMP/work"
 has_line "mount refusal" '.event.action == "mount" and .event.category == ["process"] and .log.level == "warn"'
-sleep 120 &
+# Yama (scope 1) would refuse first, before bpfbox's hook sees the access.
+scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo)
+[ -n "$scope" ] && echo 0 >/proc/sys/kernel/yama/ptrace_scope
+# The target has no capabilities either: otherwise the capability LSM, which
+# runs first, refuses a capless prober and bpfbox's hook never sees it.
+setpriv --bounding-set=-all sleep 120 &
 outsider=$!
 assert_fails "reading the environ of a process outside the sandbox is refused" \
 	run -- cat "/proc/$outsider/environ"
@@ -57,6 +62,7 @@ has_line "ptrace refusal names the target pid" \
 	".event.action == \"ptrace\" and .bpfbox.target.pid == $outsider and
 	 .message == \"denied ptrace of pid $outsider outside the sandbox\""
 kill "$outsider" 2>/dev/null
+[ -n "$scope" ] && echo "$scope" >/proc/sys/kernel/yama/ptrace_scope
 assert_fails "a user namespace is refused" run -- unshare -U true
 has_line "userns-create refusal" '.event.action == "userns-create"'
 BPF_CALL='import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); r=l.syscall(321,0,None,0); sys.exit(0 if r>=0 else ctypes.get_errno())'
