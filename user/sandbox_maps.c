@@ -241,25 +241,43 @@ void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
 	}
 }
 
-/* Deletes the keys of one sandbox from a map whose keys start with the sandbox id. */
+/*
+ * Deletes the keys of one sandbox from a map whose keys start with the sandbox
+ * id: one pass collects them, then they go; deleting while iterating a hash
+ * map could skip entries, and restarting after each deletion is quadratic.
+ */
 static void delete_sandbox_keys(int fd, uint64_t id, size_t key_size)
 {
-	unsigned char key[64], next[64];
-	bool restart = true;
+	unsigned char key[64], *found = NULL, *grown;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
 
-	while (restart) {
-		void *prev = NULL;
-
-		restart = false;
-		while (!bpf_map_get_next_key(fd, prev, next)) {
-			memcpy(key, next, key_size);
-			prev = key;
-			if (memcmp(key, &id, sizeof(id)))
+	while (!bpf_map_get_next_key(fd, prev, key)) {
+		prev = key;
+		if (memcmp(key, &id, sizeof(id)))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			grown = realloc(found, cap * key_size);
+			if (!grown)
+				break;
+			found = grown;
+		}
+		memcpy(found + n++ * key_size, key, key_size);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, found + i * key_size);
+	free(found);
+	/* Entries missed for lack of memory: fall back to one at a time. */
+	if (n == cap && cap) {
+		prev = NULL;
+		while (!bpf_map_get_next_key(fd, prev, key)) {
+			if (!memcmp(key, &id, sizeof(id))) {
+				bpf_map_delete_elem(fd, key);
+				prev = NULL;
 				continue;
-			/* Deleting while iterating a hash map can skip entries: go round again. */
-			bpf_map_delete_elem(fd, key);
-			restart = true;
-			break;
+			}
+			prev = key;
 		}
 	}
 }
