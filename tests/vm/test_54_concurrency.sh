@@ -65,7 +65,8 @@ state() {
 		"processes=$(ps -e -o args= | grep -vc '^\[')" "tmpdirs=$(ls /tmp | grep -c '^bpfbox-')" \
 		"registry=$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)"
 }
-files() { cut -f1 /proc/sys/fs/file-nr; }
+# Open descriptors of every process (file-nr is a per-CPU estimate, off by up to 32).
+files() { find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 
 P=$T_TMP/pa.json
 "$BPFBOX" exec --policy "$P" --log-file /dev/null -- true
@@ -83,7 +84,7 @@ assert_eq 0 "$fails" "$SEQ sequential runs all succeed"
 sleep 0.5
 assert_eq "$before" "$(state)" "$SEQ sequential runs leave nothing behind"
 fafter=$(files)
-[ $((fafter - fbefore)) -lt 32 ] && t_ok "open files system-wide: $fbefore before, $fafter after" ||
+[ $((fafter - fbefore)) -le 2 ] && t_ok "open files system-wide: $fbefore before, $fafter after" ||
 	t_fail "no descriptors leak" "open files: $fbefore before, $fafter after $SEQ runs"
 
 start=$(date +%s%N)
@@ -108,5 +109,5 @@ assert_eq 0 "$bad" "each parallel run's log speaks of its own sandbox only"
 sleep 0.5
 assert_eq "$before" "$(state)" "$PAR parallel runs leave nothing behind"
 fafter=$(files)
-[ $((fafter - fbefore)) -lt 32 ] && t_ok "open files system-wide: $fbefore before, $fafter after" ||
+[ $((fafter - fbefore)) -le 2 ] && t_ok "open files system-wide: $fbefore before, $fafter after" ||
 	t_fail "no descriptors leak" "open files: $fbefore before, $fafter after"
