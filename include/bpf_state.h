@@ -27,8 +27,21 @@ enum net_prog {
 	NET_PROG_COUNT,
 };
 
+/* Descriptors of the shared, pinned maps. */
+struct bpf_state_maps {
+	int sandboxes;
+	int inode_rules;
+	int name_rules;
+	int mandatory_names;
+	int resolve_slots;
+	int sandbox_events;
+	int rate_limit;
+	int bound_ports;
+};
+
 struct bpf_state {
-	struct bpfbox_bpf *skel; /* its maps are the pinned ones */
+	struct bpfbox_bpf *skel; /* only when this launcher loaded the programs */
+	struct bpf_state_maps maps;
 	int net_prog_fd[NET_PROG_COUNT];
 	char pin_dir[PATH_MAX];
 	bool loaded_here; /* this launcher loaded and attached the programs */

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,59 @@ int bpf_state_remove_stale(const char *keep_pin_dir)
 	return count;
 }
 
+static int *map_slot(struct bpf_state_maps *m, const char *name)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} slots[] = {
+		{ "sandboxes", offsetof(struct bpf_state_maps, sandboxes) },
+		{ "inode_rules", offsetof(struct bpf_state_maps, inode_rules) },
+		{ "name_rules", offsetof(struct bpf_state_maps, name_rules) },
+		{ "mandatory_names", offsetof(struct bpf_state_maps, mandatory_names) },
+		{ "resolve_slots", offsetof(struct bpf_state_maps, resolve_slots) },
+		{ "sandbox_events", offsetof(struct bpf_state_maps, sandbox_events) },
+		{ "rate_limit", offsetof(struct bpf_state_maps, rate_limit) },
+		{ "bound_ports", offsetof(struct bpf_state_maps, bound_ports) },
+	};
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+		if (!strcmp(slots[i].name, name))
+			return (int *)((char *)m + slots[i].off);
+	return NULL;
+}
+
+static const char *const pinned_map_names[] = { "sandboxes",	 "inode_rules",	   "name_rules", "mandatory_names",
+						 "resolve_slots", "sandbox_events", "rate_limit", "bound_ports" };
+
+/* The maps by their pins, the same way whether this launcher loaded them or not. */
+static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)
+{
+	char path[PATH_MAX + 64];
+
+	for (size_t i = 0; i < sizeof(pinned_map_names) / sizeof(pinned_map_names[0]); i++) {
+		int *slot = map_slot(&st->maps, pinned_map_names[i]);
+
+		snprintf(path, sizeof(path), "%s/%s", st->pin_dir, pinned_map_names[i]);
+		*slot = bpf_obj_get(path);
+		if (*slot < 0)
+			return errmsg_set(em, -errno, "opening pinned map %s (remove stale pins with 'bpfbox gc --all')",
+					  path);
+	}
+	return 0;
+}
+
+static void close_maps(struct bpf_state_maps *m)
+{
+	for (size_t i = 0; i < sizeof(pinned_map_names) / sizeof(pinned_map_names[0]); i++) {
+		int *slot = map_slot(m, pinned_map_names[i]);
+
+		if (*slot >= 0)
+			close(*slot);
+		*slot = -1;
+	}
+}
+
 int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
@@ -333,6 +387,7 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 	for (int i = 0; i < NET_PROG_COUNT; i++)
 		st->net_prog_fd[i] = -1;
 	st->user_lock_fd = -1;
+	memset(&st->maps, 0xff, sizeof(st->maps));
 	err = ensure_bpffs(em);
 	if (err)
 		goto cleanup;
@@ -356,22 +411,11 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 		goto cleanup;
 	}
 	bpf_state_remove_stale(st->pin_dir);
-	opts.pin_root_path = st->pin_dir;
-	st->skel = bpfbox_bpf__open_opts(&opts);
-	if (!st->skel) {
-		err = errmsg_set(em, -errno, "opening bpfbox's BPF object");
-		goto cleanup;
-	}
 	if (pinned_set_complete(st->pin_dir)) {
-		/* Warm: maps come from the pins; no program is loaded again. */
-		bpf_object__for_each_program(prog, st->skel->obj)
-			bpf_program__set_autoload(prog, false);
-		err = bpfbox_bpf__load(st->skel);
-		if (err) {
-			errmsg_set(em, err, "reusing the pinned maps in %s (remove it with 'bpfbox gc --all')",
-				   st->pin_dir);
+		/* Warm: the maps and programs come from the pins; nothing is loaded or parsed. */
+		err = open_pinned_maps(st, em);
+		if (err)
 			goto cleanup;
-		}
 		for (int i = 0; i < NET_PROG_COUNT; i++) {
 			snprintf(path, sizeof(path), "%s/progs/%s", st->pin_dir, net_prog_names[i]);
 			st->net_prog_fd[i] = bpf_obj_get(path);
@@ -381,6 +425,12 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 			}
 		}
 	} else {
+		opts.pin_root_path = st->pin_dir;
+		st->skel = bpfbox_bpf__open_opts(&opts);
+		if (!st->skel) {
+			err = errmsg_set(em, -errno, "opening bpfbox's BPF object");
+			goto cleanup;
+		}
 		remove_partial(st->pin_dir);
 		err = load_and_pin(st, em);
 		if (err) {
@@ -395,6 +445,9 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 			prog = bpf_object__find_program_by_name(st->skel->obj, net_prog_names[i]);
 			st->net_prog_fd[i] = fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3);
 		}
+		err = open_pinned_maps(st, em);
+		if (err)
+			goto cleanup;
 	}
 	close(lock_fd);
 	*out = st;
@@ -415,6 +468,7 @@ void bpf_state_close(struct bpf_state *st)
 			close(st->net_prog_fd[i]);
 	if (st->user_lock_fd >= 0)
 		close(st->user_lock_fd);
+	close_maps(&st->maps);
 	bpfbox_bpf__destroy(st->skel);
 	free(st);
 }

@@ -102,14 +102,6 @@ static int drop_privileges(void)
 	return 0;
 }
 
-static bool kept(const struct launch_spec *spec, int fd)
-{
-	for (size_t i = 0; i < spec->n_keep_fds; i++)
-		if (spec->keep_fds[i] == fd)
-			return true;
-	return false;
-}
-
 static __attribute__((noreturn)) void child_main(const struct launch_spec *spec, struct resolve_result *results,
 						  int go_fd, int status_fd)
 {
@@ -133,11 +125,8 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
-	/* Only stdio (and what --pass-fd names) reaches the command. */
-	for (int fd = 3; fd < 1024; fd++)
-		if (!kept(spec, fd) && fd != status_fd)
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
-	syscall(SYS_close_range, 1024, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* Only stdio (and what --pass-fd names) reaches the command; status_fd closes on exec too. */
+	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
 	for (size_t i = 0; i < spec->n_keep_fds; i++)
 		fcntl(spec->keep_fds[i], F_SETFD, 0);
 

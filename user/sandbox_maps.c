@@ -44,14 +44,14 @@ int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, in
 	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bb_events", 0, 0, RINGBUF_BYTES, NULL);
 	if (rb < 0)
 		return errmsg_set(em, -errno, "creating the sandbox's ring buffer");
-	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.sandbox_events), &id, &rb, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(st->maps.sandbox_events, &id, &rb, BPF_NOEXIST)) {
 		err = errmsg_set(em, -errno, "registering the ring buffer (too many sandboxes? limit %d)",
 				 BB_MAX_SANDBOXES);
 		close(rb);
 		return err;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.resolve_slots), &id, &slot, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(st->skel->maps.sandboxes), &id, &sb, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(st->maps.resolve_slots, &id, &slot, BPF_ANY) ||
+	    bpf_map_update_elem(st->maps.sandboxes, &id, &sb, BPF_NOEXIST)) {
 		err = errmsg_set(em, -errno, "registering the sandbox (too many sandboxes? limit %d)",
 				 BB_MAX_SANDBOXES);
 		sandbox_maps_remove(st, id);
@@ -115,8 +115,8 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 			    void (*note)(void *ctx, const struct rule_spec *spec, const char *what), void *ctx,
 			    struct errmsg *em)
 {
-	int inode_fd = bpf_map__fd(st->skel->maps.inode_rules);
-	int name_fd = bpf_map__fd(st->skel->maps.name_rules);
+	int inode_fd = st->maps.inode_rules;
+	int name_fd = st->maps.name_rules;
 	uint32_t allow = BB_R_ALLOW_READ | BB_R_ALLOW_WRITE | BB_R_UNIX_ALLOW;
 	int err;
 
@@ -197,7 +197,7 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 
 int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, struct errmsg *em)
 {
-	int fd = bpf_map__fd(st->skel->maps.sandboxes);
+	int fd = st->maps.sandboxes;
 	struct bb_sandbox sb;
 
 	if (bpf_map_lookup_elem(fd, &id, &sb))
@@ -206,7 +206,7 @@ int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy
 	sb.proxy_port = proxy_port;
 	if (bpf_map_update_elem(fd, &id, &sb, BPF_EXIST))
 		return errmsg_set(em, -errno, "switching the sandbox to enforcement");
-	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.resolve_slots), &id);
+	bpf_map_delete_elem(st->maps.resolve_slots, &id);
 	return 0;
 }
 
@@ -214,7 +214,7 @@ int sandbox_maps_counters(const struct bpf_state *st, uint64_t id, uint64_t *los
 {
 	struct bb_sandbox sb;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.sandboxes), &id, &sb))
+	if (bpf_map_lookup_elem(st->maps.sandboxes, &id, &sb))
 		return -errno;
 	*lost = sb.lost;
 	*denied = sb.denied;
@@ -224,7 +224,7 @@ int sandbox_maps_counters(const struct bpf_state *st, uint64_t id, uint64_t *los
 void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
 			  void (*fn)(void *ctx, uint32_t op, uint32_t rule, uint64_t count), void *ctx)
 {
-	int fd = bpf_map__fd(st->skel->maps.rate_limit);
+	int fd = st->maps.rate_limit;
 	struct bb_rate_key key, next;
 	struct bb_rate v;
 	void *prev = NULL;
@@ -284,13 +284,13 @@ static void delete_sandbox_keys(int fd, uint64_t id, size_t key_size)
 
 void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 {
-	delete_sandbox_keys(bpf_map__fd(st->skel->maps.inode_rules), id, sizeof(struct bb_inode_key));
-	delete_sandbox_keys(bpf_map__fd(st->skel->maps.name_rules), id, sizeof(struct bb_name_key));
-	delete_sandbox_keys(bpf_map__fd(st->skel->maps.rate_limit), id, sizeof(struct bb_rate_key));
-	delete_sandbox_keys(bpf_map__fd(st->skel->maps.bound_ports), id, sizeof(struct bb_port_key));
-	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.resolve_slots), &id);
-	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.sandbox_events), &id);
-	bpf_map_delete_elem(bpf_map__fd(st->skel->maps.sandboxes), &id);
+	delete_sandbox_keys(st->maps.inode_rules, id, sizeof(struct bb_inode_key));
+	delete_sandbox_keys(st->maps.name_rules, id, sizeof(struct bb_name_key));
+	delete_sandbox_keys(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
+	delete_sandbox_keys(st->maps.bound_ports, id, sizeof(struct bb_port_key));
+	bpf_map_delete_elem(st->maps.resolve_slots, &id);
+	bpf_map_delete_elem(st->maps.sandbox_events, &id);
+	bpf_map_delete_elem(st->maps.sandboxes, &id);
 }
 
 /* Strips the last component of path in place; false at "/". */
@@ -310,7 +310,7 @@ static bool strip_last(char *path)
 void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *const *paths, size_t n,
 			   struct resolve_result *out)
 {
-	int slot_fd = bpf_map__fd(st->skel->maps.resolve_slots);
+	int slot_fd = st->maps.resolve_slots;
 	struct bb_resolve slot = { 0 };
 	uint64_t seq = 0;
 	char buf[4096];
