@@ -8,7 +8,7 @@
 #include "bpf_state.h"
 #include "registry.h"
 
-/* rm -rf that neither follows symlinks nor leaves the directory's filesystem. */
+/* rm -rf that never follows a symlink. */
 int remove_tree(const char *path);
 /* Kills the sandbox's tree and removes its cgroup, map entries, tmpdir and registry entry. */
 void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e);
