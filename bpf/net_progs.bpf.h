@@ -264,22 +264,19 @@ int BPF_PROG(bb_socket_listen, struct socket *sock, int backlog)
  * Unix sockets: decided on the peer, by the identity of the socket file it is
  * bound to, or by its creator being this sandbox.
  */
-static __always_inline int unix_peer_check(struct sock *other, __u32 op)
+static __always_inline int unix_peer_check(struct bb_sandbox *sb, __u64 id, struct sock *other, __u32 op)
 {
 	struct unix_sock *peer = (struct unix_sock *)other;
 	struct bb_inode_key key = {};
 	struct unix_address *ua;
-	struct bb_sandbox *sb;
 	struct bb_event *ev;
 	struct inode *inode;
 	struct bb_rule *rule;
 	__u32 rule_id = BB_RULE_UNIX_DEFAULT, count;
 	char first = 0;
 	void *sun_path;
-	__u64 id;
 
-	sb = current_sandbox(&id);
-	if (!sb || sb->state != BB_STATE_ENFORCING || (sb->flags & BB_SB_ALLOW_ALL_UNIX))
+	if (sb->state != BB_STATE_ENFORCING || (sb->flags & BB_SB_ALLOW_ALL_UNIX))
 		return 0;
 	ua = BPF_CORE_READ(peer, addr);
 	if (!ua)
@@ -324,13 +321,22 @@ static __always_inline int unix_peer_check(struct sock *other, __u32 op)
 SEC("lsm/unix_stream_connect")
 int BPF_PROG(bb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
 {
-	return unix_peer_check(other, BB_OP_UNIX_CONNECT);
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	return sb ? unix_peer_check(sb, id, other, BB_OP_UNIX_CONNECT) : 0;
 }
 
 SEC("lsm/unix_may_send")
 int BPF_PROG(bb_unix_may_send, struct socket *sock, struct socket *other)
 {
-	return unix_peer_check(BPF_CORE_READ(other, sk), BB_OP_UNIX_SEND);
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	/* Outsiders pay the lookup only, not the read of the peer. */
+	sb = current_sandbox(&id);
+	return sb ? unix_peer_check(sb, id, BPF_CORE_READ(other, sk), BB_OP_UNIX_SEND) : 0;
 }
 
 #endif
