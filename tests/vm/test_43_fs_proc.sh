@@ -4,28 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/helpers/fs_lib.sh"
 
-TRY=$T_ROOT/build/helpers/bbtry
-P=$T_TMP/policy.json
-LOG=$T_TMP/log.ndjson
-ALL=$T_TMP/all.ndjson
-S=$T_TMP/secret
-W=$T_TMP/work
-mkdir -p "$S" "$W/a/prot" "$W/sec" "$W/m"
-echo classified >"$S/key"
-echo inner >"$W/sec/key"
-echo public >"$W/pub"
-cat >"$P" <<JSON
-{
-  "network": { "allowedDomains": [], "deniedDomains": [] },
-  "filesystem": {
-    "denyRead": ["$S", "$W/sec"],
-    "allowWrite": ["$W", "/sys/fs/cgroup", "/sys/fs/bpf"],
-    "denyWrite": ["$W/a/prot"]
-  }
-}
-JSON
-bb() { "$BPFBOX" exec --policy "$P" --log-file "$LOG" "$@"; }
-sh_in() { bb -- sh -c "$1"; }
+escape_fixture
 
 # Paths through /proc name the same files.
 fresh

@@ -21,3 +21,31 @@ assert_event() {
 		"$(jq -c 'select(.event.outcome == "failure") | [.event.action, .file.path, .rule.name]' "$LOG" 2>&1 |
 			tail -n 20)"
 }
+
+# The fixture test_42 and test_43 share: a read-denied tree, a writable one
+# with a write-denied corner and a read-denied corner, their policy, and
+# bb/sh_in to run a command under it with the log in $LOG.
+escape_fixture() {
+	TRY=$T_ROOT/build/helpers/bbtry
+	P=$T_TMP/policy.json
+	LOG=$T_TMP/log.ndjson
+	ALL=$T_TMP/all.ndjson
+	S=$T_TMP/secret
+	W=$T_TMP/work
+	mkdir -p "$S" "$W/a/prot" "$W/sec" "$W/m"
+	echo classified >"$S/key"
+	echo inner >"$W/sec/key"
+	echo public >"$W/pub"
+	cat >"$P" <<JSON
+{
+  "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": {
+    "denyRead": ["$S", "$W/sec"],
+    "allowWrite": ["$W", "/sys/fs/cgroup", "/sys/fs/bpf"],
+    "denyWrite": ["$W/a/prot"]
+  }
+}
+JSON
+}
+bb() { "$BPFBOX" exec --policy "$P" --log-file "$LOG" "$@"; }
+sh_in() { bb -- sh -c "$1"; }
