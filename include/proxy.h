@@ -234,6 +234,13 @@ struct proxy_buf {
 	size_t off, len, cap;
 };
 
+/* A kernel pipe that relayed bytes pass through without a copy to user space. */
+struct proxy_pipe {
+	int rd, wr;
+	size_t held;	/* bytes in the pipe not yet sent on */
+	bool open;
+};
+
 enum proxy_state {
 	PS_SNIFF, PS_HTTP_HEAD, PS_SOCKS5_GREET, PS_SOCKS5_REQ, PS_SOCKS4,
 	PS_RESOLVE, PS_CONNECT, PS_RELAY, PS_REPLY, PS_LINGER, PS_DEAD,
@@ -273,6 +280,9 @@ struct proxy_conn {
 	bool body_done, resp_done;
 	size_t resp_base, resp_scan;	/* start of the response head being parsed */
 	bool resp_sent;			/* some response byte reached the client */
+	/* Once a direction is a plain byte pipe and its buffer is empty, splice(2) moves it. */
+	struct proxy_pipe to_up, to_down;
+	bool up_spliced, down_spliced;
 };
 
 /* proxy_loop.c: services for the session code. */
@@ -302,5 +312,16 @@ int proxy_relay_begin(struct proxy_conn *c);
 bool proxy_relay_step(struct proxy_conn *c);
 bool proxy_flush_client(struct proxy_conn *c);
 bool proxy_linger_step(struct proxy_conn *c);
+
+/* proxy_splice.c: zero-copy relay of one direction. */
+bool proxy_pipe_open(struct proxy_pipe *pp);
+void proxy_pipe_close(struct proxy_pipe *pp);
+/*
+ * Moves bytes from -> pipe -> to while the edge-triggered readiness flags
+ * allow; *eof on the source's end of stream, -errno on a failed read (-EIO
+ * side flag via *read_failed) or write. Returns 1 on progress, 0 without.
+ */
+int proxy_pipe_pump(struct proxy_pipe *pp, int from, int to, bool *rd, bool *wr, bool *eof,
+		    unsigned long long *moved, bool *read_failed);
 
 #endif

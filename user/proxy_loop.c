@@ -144,6 +144,8 @@ void proxy_conn_close(struct proxy_conn *c, const char *error)
 	if (c->ufd >= 0)
 		close(c->ufd);
 	c->cfd = c->ufd = -1;
+	proxy_pipe_close(&c->to_up);
+	proxy_pipe_close(&c->to_down);
 	if (c->prev)
 		c->prev->next = c->next;
 	else

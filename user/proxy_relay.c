@@ -411,28 +411,81 @@ bool proxy_flush_client(struct proxy_conn *c)
 	return progress;
 }
 
+/* A tunnel's client side, once its early bytes are sent on, is a plain byte pipe. */
+static bool pump_up(struct proxy_conn *c)
+{
+	bool read_failed = false;
+	int ret;
+
+	if (!c->up_spliced) {
+		if (c->proto == PP_HTTP || c->up.off != c->up.len || !proxy_pipe_open(&c->to_up))
+			return false;
+		c->up_spliced = true;
+	}
+	ret = proxy_pipe_pump(&c->to_up, c->cfd, c->ufd, &c->crd, &c->uwr, &c->up_eof, &c->bytes_up, &read_failed);
+	if (ret < 0) {
+		proxy_conn_close(c, read_failed ? "client read failed" : "upstream write failed");
+		return false;
+	}
+	return ret > 0;
+}
+
+/* The answer side: a tunnel's at once, an HTTP response's once its head is rewritten and sent. */
+static bool pump_down(struct proxy_conn *c)
+{
+	unsigned long long before = c->bytes_down;
+	bool read_failed = false;
+	int ret;
+
+	if (!c->down_spliced) {
+		if ((c->proto == PP_HTTP && !c->resp_done) || c->down.off != c->down.len ||
+		    c->cout_off != c->cout_len || !proxy_pipe_open(&c->to_down))
+			return false;
+		c->down_spliced = true;
+	}
+	ret = proxy_pipe_pump(&c->to_down, c->ufd, c->cfd, &c->urd, &c->cwr, &c->down_eof, &c->bytes_down,
+			      &read_failed);
+	if (ret < 0) {
+		proxy_conn_close(c, read_failed ? "upstream read failed" : "client write failed");
+		return false;
+	}
+	if (c->bytes_down != before)
+		c->resp_sent = true;
+	return ret > 0;
+}
+
 bool proxy_relay_step(struct proxy_conn *c)
 {
-	bool http = c->proto == PP_HTTP, progress;
+	bool http = c->proto == PP_HTTP, progress = false;
 
-	progress = http ? http_client_in(c) : tunnel_client_in(c);
+	if (c->up_spliced || !http)
+		progress = pump_up(c);
+	if (c->st != PS_RELAY)
+		return progress;
+	if (!c->up_spliced)
+		progress |= http ? http_client_in(c) : tunnel_client_in(c);
 	if (c->st != PS_RELAY)
 		return progress;
 	progress |= send_upstream(c);
 	if (c->st != PS_RELAY)
 		return progress;
-	if (!http && c->up_eof && c->up.off == c->up.len && !c->up_shut) {
+	if (!http && c->up_eof && c->up.off == c->up.len && !c->to_up.held && !c->up_shut) {
 		shutdown(c->ufd, SHUT_WR);	/* pass the client's EOF on */
 		c->up_shut = true;
 		progress = true;
 	}
-	progress |= upstream_in(c);
+	if (!c->down_spliced) {
+		progress |= upstream_in(c);
+		if (c->st != PS_RELAY)
+			return progress;
+		progress |= proxy_flush_client(c);
+		if (c->st != PS_RELAY)
+			return progress;
+	}
+	progress |= pump_down(c);
 	if (c->st != PS_RELAY)
 		return progress;
-	progress |= proxy_flush_client(c);
-	if (c->st != PS_RELAY)
-		return progress;
-	if (c->down_eof && c->down.off == c->down.len && !c->down_shut &&
+	if (c->down_eof && c->down.off == c->down.len && !c->to_down.held && !c->down_shut &&
 	    c->cout_off == c->cout_len) {
 		c->down_shut = true;
 		progress = true;

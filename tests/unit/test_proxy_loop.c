@@ -482,6 +482,54 @@ static void test_connect_tunnel_half_close(void **state)
 	assert_string_equal(e->error, "");
 }
 
+/* Megabytes both ways at once: the spliced relay keeps every byte, in order, and counts them. */
+#define BULK (4u << 20)
+
+struct bulk_writer {
+	int fd;
+	const char *data;
+};
+
+static void *bulk_write(void *arg)
+{
+	struct bulk_writer *w = arg;
+
+	send_all(w->fd, w->data, BULK);
+	shutdown(w->fd, SHUT_WR);
+	return NULL;
+}
+
+static void test_connect_bulk(void **state)
+{
+	struct fixture *f = *state;
+	char *out = malloc(BULK), *in = malloc(BULK + 1);
+	char req[128], head[512];
+	struct bulk_writer w;
+	const struct ev_copy *e;
+	pthread_t t;
+	int fd = client(f);
+
+	assert_non_null(out);
+	assert_non_null(in);
+	for (size_t i = 0; i < BULK; i++)
+		out[i] = (char)(i * 7 + i / 4093);
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", f->up.port);
+	send_all(fd, req, strlen(req));
+	read_head(fd, head, sizeof(head));
+	w = (struct bulk_writer){ fd, out };
+	assert_int_equal(pthread_create(&t, NULL, bulk_write, &w), 0);
+	assert_int_equal(read_all(fd, in, BULK + 1), BULK);
+	pthread_join(t, NULL);
+	assert_memory_equal(in, out, BULK);
+	close(fd);
+	e = wait_event(f, 1);
+	assert_int_equal(e->up, BULK);
+	assert_int_equal(e->down, BULK);
+	assert_string_equal(e->error, "");
+	free(out);
+	free(in);
+}
+
 static void test_connect_early_data(void **state)
 {
 	struct fixture *f = *state;
@@ -982,6 +1030,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_connect_tunnel_half_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_bulk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_early_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_malformed, setup, teardown),
