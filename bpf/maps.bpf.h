@@ -87,20 +87,29 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } rate_limit SEC(".maps");
 
-struct bb_port_key {
-	__u64 sandbox;
-	__u32 port;
-	__u32 proto;
-};
+/*
+ * The sandbox that bound a loopback socket (allowLocalBinding). A connect to
+ * loopback is let through when the socket listening there is the sandbox's
+ * own; the mark goes with the socket, so a port the sandbox let go and
+ * somebody else bound later is not reachable.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sock_owner SEC(".maps");
 
-/* Loopback ports a sandbox bound itself (allowLocalBinding): it may connect to them. */
+/* Abstract Unix socket names a sandbox may reach (allowUnixSockets "@name"). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, struct bb_port_key);
-	__type(value, __u8);
+	__uint(max_entries, BB_MAX_UNIX_NAMES);
+	__type(key, struct bb_unix_name_key);
+	__type(value, __u32);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} bound_ports SEC(".maps");
+} unix_names SEC(".maps");
 
 /* Per-CPU scratch for building an event's path backwards. */
 struct path_scratch {

@@ -19,11 +19,41 @@ static __always_inline bool loopback4(__u32 ip)
 	return (ip >> 24) == 127;
 }
 
-static __always_inline bool port_bound_by_sandbox(__u64 sb_id, __u32 port, __u32 proto)
+/*
+ * Is the socket at this loopback destination one the sandbox bound itself?
+ * Looked up live, so only a socket that is still there and still the
+ * sandbox's counts.
+ */
+static __always_inline bool own_socket_at(struct bpf_sock_addr *ctx, __u64 sb_id, const __u32 *ip6, __u32 ip4,
+					  bool is_v4, __u32 port, __u32 type)
 {
-	struct bb_port_key key = { .sandbox = sb_id, .port = port, .proto = proto };
+	struct bpf_sock_tuple tuple = {};
+	struct bpf_sock *sk;
+	__u64 *owner;
+	bool own = false;
+	__u32 size;
 
-	return bpf_map_lookup_elem(&bound_ports, &key) != NULL;
+	if (is_v4) {
+		tuple.ipv4.daddr = bpf_htonl(ip4);
+		tuple.ipv4.dport = bpf_htons(port);
+		size = sizeof(tuple.ipv4);
+	} else {
+		__builtin_memcpy(tuple.ipv6.daddr, ip6, 16);
+		tuple.ipv6.dport = bpf_htons(port);
+		size = sizeof(tuple.ipv6);
+	}
+	if (type == SOCK_STREAM)
+		sk = bpf_sk_lookup_tcp(ctx, &tuple, size, BPF_F_CURRENT_NETNS, 0);
+	else if (type == SOCK_DGRAM)
+		sk = bpf_sk_lookup_udp(ctx, &tuple, size, BPF_F_CURRENT_NETNS, 0);
+	else
+		return false;
+	if (!sk)
+		return false;
+	owner = bpf_sk_storage_get(&sock_owner, sk, 0, 0);
+	own = owner && *owner == sb_id;
+	bpf_sk_release(sk);
+	return own;
 }
 
 static __always_inline void report_net(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule, __u32 family,
@@ -65,14 +95,16 @@ static __always_inline bool v6_loopback(const __u32 *ip6)
 	return ip6[0] == 0 && ip6[1] == 0 && ip6[2] == 0 && ip6[3] == bpf_htonl(1);
 }
 
-/* Where may this sandbox send to? Only its proxy, or loopback ports it bound itself. */
-static __always_inline bool destination_allowed(struct bb_sandbox *sb, __u64 sb_id, __u32 ip4, bool is_v4,
-						bool v6_lo, __u32 port, __u32 type, __u32 proto)
+/* Where may this sandbox send to? Only its proxies, or loopback sockets it bound itself. */
+static __always_inline bool destination_allowed(struct bpf_sock_addr *ctx, struct bb_sandbox *sb, __u64 sb_id,
+						const __u32 *ip6, __u32 ip4, bool is_v4, bool v6_lo, __u32 port,
+						__u32 type)
 {
-	if (is_v4 && ip4 == LOOPBACK4 && sb->proxy_port && port == sb->proxy_port && type == SOCK_STREAM)
+	if (is_v4 && ip4 == LOOPBACK4 && type == SOCK_STREAM &&
+	    ((sb->proxy_port && port == sb->proxy_port) || (sb->socks_port && port == sb->socks_port)))
 		return true;
 	if ((sb->flags & BB_SB_ALLOW_LOCAL_BIND) && ((is_v4 && loopback4(ip4)) || v6_lo) &&
-	    port_bound_by_sandbox(sb_id, port, proto))
+	    own_socket_at(ctx, sb_id, ip6, ip4, is_v4, port, type))
 		return true;
 	return false;
 }
@@ -88,7 +120,7 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 	sb = current_sandbox(&id);
 	if (!sb)
 		return CGROUP_DENY; /* only sandbox cgroups carry this program: fail closed */
-	if (destination_allowed(sb, id, ip4, true, false, port, type, proto))
+	if (destination_allowed(ctx, sb, id, addr, ip4, true, false, port, type))
 		return CGROUP_ALLOW;
 	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
 }
@@ -109,7 +141,8 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 	if (!sb)
 		return CGROUP_DENY;
 	mapped = v4_mapped(ip6);
-	if (destination_allowed(sb, id, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6), port, type, proto))
+	if (destination_allowed(ctx, sb, id, ip6, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6), port,
+				type))
 		return CGROUP_ALLOW;
 	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
 }
@@ -179,23 +212,20 @@ int bb_bind6(struct bpf_sock_addr *ctx)
 			  ip6, bpf_ntohs(raw_port), proto);
 }
 
-/* Remember the ports a sandbox really bound, so it may connect to its own servers. */
-static __always_inline int remember_port(struct bpf_sock *sk, bool loopback)
+/* Mark the loopback sockets a sandbox really bound, so it may connect to its own servers. */
+static __always_inline int remember_owner(struct bpf_sock *sk, bool loopback)
 {
-	__u32 src_port = sk->src_port, proto = sk->protocol;
-	struct bb_port_key key = {};
 	struct bb_sandbox *sb;
-	__u8 one = 1;
-	__u64 id;
+	__u64 id, *owner;
 
 	sb = current_sandbox(&id);
 	if (!sb)
 		return CGROUP_DENY;
 	if (loopback && (sb->flags & BB_SB_ALLOW_LOCAL_BIND)) {
-		key.sandbox = id;
-		key.port = src_port;
-		key.proto = proto;
-		bpf_map_update_elem(&bound_ports, &key, &one, BPF_ANY);
+		owner = bpf_sk_storage_get(&sock_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (!owner)
+			return CGROUP_DENY; /* unmarked, it could not be reached: say so at bind */
+		*owner = id;
 	}
 	return CGROUP_ALLOW;
 }
@@ -203,7 +233,7 @@ static __always_inline int remember_port(struct bpf_sock *sk, bool loopback)
 SEC("cgroup/post_bind4")
 int bb_post_bind4(struct bpf_sock *sk)
 {
-	return remember_port(sk, loopback4(bpf_ntohl(sk->src_ip4)));
+	return remember_owner(sk, loopback4(bpf_ntohl(sk->src_ip4)));
 }
 
 SEC("cgroup/post_bind6")
@@ -215,7 +245,7 @@ int bb_post_bind6(struct bpf_sock *sk)
 	ip6[1] = sk->src_ip6[1];
 	ip6[2] = sk->src_ip6[2];
 	ip6[3] = sk->src_ip6[3];
-	return remember_port(sk, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))));
+	return remember_owner(sk, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))));
 }
 
 #define AF_PACKET_ 17
@@ -260,6 +290,21 @@ int BPF_PROG(bb_socket_listen, struct socket *sock, int backlog)
 	return refusal(sb, EPERM);
 }
 
+/* An abstract name is listed when its bytes after the leading NUL are, exactly. */
+static __always_inline bool abstract_name_allowed(__u64 id, struct unix_address *ua, void *sun_path)
+{
+	struct bb_unix_name_key key = {};
+	int len = BPF_CORE_READ(ua, len) - 3; /* sun_family and the leading NUL */
+
+	if (len <= 0 || len > BB_UNIX_NAME_MAX)
+		return false;
+	key.sandbox = id;
+	key.len = len;
+	if (bpf_probe_read_kernel(key.name, len, sun_path + 1))
+		return false;
+	return bpf_map_lookup_elem(&unix_names, &key) != NULL;
+}
+
 /*
  * Unix sockets: decided on the peer, by the identity of the socket file it is
  * bound to, or by its creator being this sandbox.
@@ -287,6 +332,8 @@ static __always_inline int unix_peer_check(struct bb_sandbox *sb, __u64 id, stru
 	sun_path = (void *)ua + bpf_core_field_offset(struct unix_address, name) + 2;
 	bpf_probe_read_kernel(&first, 1, sun_path);
 	if (!first) {
+		if (abstract_name_allowed(id, ua, sun_path))
+			return 0;
 		rule_id = BB_RULE_UNIX_ABSTRACT;
 	} else {
 		inode = BPF_CORE_READ(peer, path.dentry, d_inode);

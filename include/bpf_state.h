@@ -36,7 +36,8 @@ struct bpf_state_maps {
 	int resolve_slots;
 	int sandbox_events;
 	int rate_limit;
-	int bound_ports;
+	int sock_owner;
+	int unix_names;
 };
 
 struct bpf_state {

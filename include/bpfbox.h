@@ -32,6 +32,9 @@ typedef int32_t bb_s32;
 
 #define BB_MAX_SANDBOXES 1024
 #define BB_MAX_RULES 65536
+#define BB_MAX_UNIX_NAMES 4096
+/* Bytes of an abstract Unix socket name after its leading NUL. */
+#define BB_UNIX_NAME_MAX 107
 
 /* Sandbox flags (struct bb_sandbox.flags). */
 #define BB_SB_AUDIT (1u << 0)
@@ -50,7 +53,7 @@ struct bb_sandbox {
 	bb_u32 flags;
 	bb_u32 state;
 	bb_u32 proxy_port; /* host byte order; 0 = no proxy */
-	bb_u32 pad;
+	bb_u32 socks_port; /* an external SOCKS proxy's port; 0 = none */
 	bb_u64 lost; /* events dropped because the ring buffer was full */
 	bb_u64 denied; /* refusals counted in the kernel */
 };
@@ -85,6 +88,13 @@ struct bb_name_key {
 	bb_u32 dev;
 	bb_u32 depth; /* number of missing components */
 	bb_u64 hash; /* chained hash of those components */
+};
+
+/* An abstract Unix socket name, the bytes after its leading NUL, zero-padded. */
+struct bb_unix_name_key {
+	bb_u64 sandbox;
+	bb_u32 len;
+	char name[BB_UNIX_NAME_MAX + 1];
 };
 
 struct bb_rule {

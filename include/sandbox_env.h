@@ -15,7 +15,8 @@ struct env_list {
 struct env_extra {
 	const char *sandbox_id;
 	const char *tmpdir;
-	unsigned proxy_port; /* 0: no proxy variables */
+	unsigned proxy_port; /* the HTTP proxy; 0: no proxy variables */
+	unsigned socks_port; /* the SOCKS proxy; 0: the HTTP proxy's port */
 	const char *self_exe; /* bpfbox, for GIT_SSH_COMMAND's ProxyCommand */
 };
 

@@ -37,8 +37,12 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 			    const struct resolve_result *res, size_t n,
 			    void (*note)(void *ctx, const struct rule_spec *spec, const char *what), void *ctx,
 			    struct errmsg *em);
-/* Switches the sandbox to enforcement, with the proxy port its connects may reach. */
-int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, struct errmsg *em);
+/* Lets the sandbox reach these abstract Unix socket names (given without the leading '@'). */
+int sandbox_maps_allow_unix_names(const struct bpf_state *st, uint64_t id, const char *const *names, size_t n,
+				  struct errmsg *em);
+/* Switches the sandbox to enforcement, with the proxy ports (0 = none) its connects may reach. */
+int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, unsigned socks_port,
+			 struct errmsg *em);
 /* Counters the kernel keeps for the sandbox. */
 int sandbox_maps_counters(const struct bpf_state *st, uint64_t id, uint64_t *lost, uint64_t *denied);
 /* Calls fn for each rate-limited refusal still pending (count folded since its last event). */

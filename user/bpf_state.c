@@ -332,7 +332,8 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "resolve_slots", offsetof(struct bpf_state_maps, resolve_slots) },
 		{ "sandbox_events", offsetof(struct bpf_state_maps, sandbox_events) },
 		{ "rate_limit", offsetof(struct bpf_state_maps, rate_limit) },
-		{ "bound_ports", offsetof(struct bpf_state_maps, bound_ports) },
+		{ "sock_owner", offsetof(struct bpf_state_maps, sock_owner) },
+		{ "unix_names", offsetof(struct bpf_state_maps, unix_names) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -341,8 +342,9 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 	return NULL;
 }
 
-static const char *const pinned_map_names[] = { "sandboxes",	 "inode_rules",	   "name_rules", "mandatory_names",
-						 "resolve_slots", "sandbox_events", "rate_limit", "bound_ports" };
+static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "name_rules",
+						 "mandatory_names", "resolve_slots", "sandbox_events",
+						 "rate_limit",	  "sock_owner",	 "unix_names" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

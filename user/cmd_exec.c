@@ -58,6 +58,8 @@ struct exec_run {
 	struct kevent_ctx kctx;
 	struct sandbox_proxy proxy;
 	bool proxy_started;
+	unsigned http_port; /* where the proxy variables point: ours or the policy's external proxies */
+	unsigned socks_port;
 	struct launch launch;
 	bool launched;
 	struct env_list env;
@@ -68,6 +70,8 @@ struct exec_run {
 	char command_line[1024];
 	struct rule_spec *specs;
 	const char **spec_paths;
+	char **unix_names; /* abstract socket names allowed, pointing into the policy */
+	size_t n_unix_names;
 	const char **rule_names;
 	char **owned_names;
 	size_t n_specs, n_rule_names;
@@ -261,7 +265,8 @@ static int build_specs(struct exec_run *r)
 	r->spec_paths = calloc(cap, sizeof(*r->spec_paths));
 	r->rule_names = calloc(cap, sizeof(*r->rule_names));
 	r->owned_names = calloc(cap, sizeof(*r->owned_names));
-	if (!r->specs || !r->spec_paths || !r->rule_names || !r->owned_names)
+	r->unix_names = calloc(cap, sizeof(*r->unix_names));
+	if (!r->specs || !r->spec_paths || !r->rule_names || !r->owned_names || !r->unix_names)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n_fs_rules && !p->fs_disabled; i++) {
 		r->specs[n] = (struct rule_spec){ p->fs_rules[i].path, spec_flags(p->fs_rules[i].kind), (uint32_t)n };
@@ -272,6 +277,11 @@ static int build_specs(struct exec_run *r)
 	r->rule_names[n] = "implicit:allowWrite:TMPDIR";
 	n++;
 	for (size_t i = 0; i < p->n_allow_unix_sockets; i++) {
+		/* "@name": an abstract socket, matched by name in its own map. */
+		if (p->allow_unix_sockets[i][0] == '@') {
+			r->unix_names[r->n_unix_names++] = p->allow_unix_sockets[i] + 1;
+			continue;
+		}
 		if (asprintf(&r->owned_names[n], "allowUnixSockets:%s", p->allow_unix_sockets[i]) < 0)
 			return -ENOMEM;
 		r->specs[n] = (struct rule_spec){ p->allow_unix_sockets[i], BB_R_UNIX_ALLOW, (uint32_t)n };
@@ -348,7 +358,9 @@ static void log_start(struct exec_run *r)
 		log_event_set_str(ev, "bpfbox.policy.path", r->policy->file);
 	snprintf(digest, sizeof(digest), "sha256:%s", r->policy->digest);
 	log_event_set_str(ev, "bpfbox.policy.digest", digest);
-	log_event_set_int(ev, "bpfbox.proxy.port", r->proxy.port);
+	log_event_set_int(ev, "bpfbox.proxy.port", r->http_port);
+	if (r->socks_port != r->http_port)
+		log_event_set_int(ev, "bpfbox.proxy.socks_port", r->socks_port);
 	log_event_set_bool(ev, "bpfbox.audit", audit);
 	log_event_message(ev, "sandbox started: %s (pid %d, policy %s%s)", r->command_line, r->launch.pid,
 			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "");
@@ -467,6 +479,7 @@ static void exec_teardown(struct exec_run *r)
 	free(r->owned_names);
 	free(r->specs);
 	free(r->spec_paths);
+	free(r->unix_names);
 	free(r->rule_names);
 	policy_free(r->policy);
 	if (r->signal_fd >= 0)
@@ -497,6 +510,27 @@ static int register_sandbox(struct exec_run *r)
 }
 
 /* Everything up to the command's exec; on failure the command never ran. */
+/*
+ * srt's external proxies: httpProxyPort and socksProxyPort each replace the
+ * proxy bpfbox would run for that protocol. Ours serves both on one port and
+ * runs unless both are external.
+ */
+static int start_proxies(struct exec_run *r, struct errmsg *em)
+{
+	const struct policy *p = r->policy;
+	int err;
+
+	if (!p->http_proxy_port || !p->socks_proxy_port) {
+		err = sandbox_proxy_start(&r->proxy, p, r->log, em);
+		if (err)
+			return err;
+		r->proxy_started = true;
+	}
+	r->http_port = p->http_proxy_port ? (unsigned)p->http_proxy_port : r->proxy.port;
+	r->socks_port = p->socks_proxy_port ? (unsigned)p->socks_proxy_port : r->proxy.port;
+	return 0;
+}
+
 static int exec_setup(struct exec_run *r, char *self_exe)
 {
 	struct launch_spec ls = { 0 };
@@ -536,6 +570,10 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (err)
 		return setup_failed(r, "registering the sandbox", &em), err;
 	r->maps_added = true;
+	err = sandbox_maps_allow_unix_names(r->bpf, r->cg.id, (const char *const *)r->unix_names, r->n_unix_names,
+					    &em);
+	if (err)
+		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	r->kctx.log = r->log;
 	r->kctx.rule_names = r->rule_names;
 	r->kctx.n_rules = r->n_rule_names;
@@ -546,17 +584,13 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	err = bpf_state_attach_cgroup(r->bpf, r->cg.dir_fd, &em);
 	if (err)
 		return setup_failed(r, "network enforcement", &em), err;
-	if (r->policy->http_proxy_port) {
-		r->proxy.port = (unsigned short)r->policy->http_proxy_port;
-	} else {
-		err = sandbox_proxy_start(&r->proxy, r->policy, r->log, &em);
-		if (err)
-			return setup_failed(r, "proxy", &em), err;
-		r->proxy_started = true;
-	}
+	err = start_proxies(r, &em);
+	if (err)
+		return setup_failed(r, "proxy", &em), err;
 	x.sandbox_id = r->id;
 	x.tmpdir = r->tmpdir;
-	x.proxy_port = r->proxy.port;
+	x.proxy_port = r->http_port;
+	x.socks_port = r->socks_port;
 	x.self_exe = self_exe;
 	err = env_build(r->policy, environ, &x, &r->env);
 	if (err)
@@ -585,7 +619,8 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 		err = sandbox_maps_load_rules(r->bpf, r->cg.id, r->specs, r->launch.results, r->n_specs, rule_note, r,
 					      &em);
 	if (!err)
-		err = sandbox_maps_enforce(r->bpf, r->cg.id, r->proxy.port, &em);
+		err = sandbox_maps_enforce(r->bpf, r->cg.id, r->http_port,
+					   r->socks_port != r->http_port ? r->socks_port : 0, &em);
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	/* Now with the command's pid, for bpfbox ps. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfbox.h"
 #include "policy.h"
 
 static const char TLS_NOTE[] = "bpfbox does not intercept TLS or inspect requests";
@@ -180,8 +181,17 @@ static void parse_sockets(struct pctx *c, const cJSON *arr)
 		if (!s)
 			goto next;
 		if (s[0] == '@') {
-			perr(c, path, "\"%s\": abstract socket names are not supported; "
-			     "name a socket file", s);
+			/* An abstract name: kept with its '@', matched byte for byte. */
+			size_t len = strlen(s + 1);
+
+			if (!len || len > BB_UNIX_NAME_MAX)
+				perr(c, path, "\"%s\": an abstract socket name has 1 to %d bytes after '@'", s,
+				     BB_UNIX_NAME_MAX);
+			else if (strpbrk(s, "*?[]"))
+				perr(c, path, "\"%s\": globs are not supported in allowUnixSockets; "
+				     "name each socket", s);
+			else
+				strv_push(c, &p->allow_unix_sockets, &p->n_allow_unix_sockets, s);
 			goto next;
 		}
 		if (strpbrk(s, "*?[]")) {

@@ -75,7 +75,7 @@ static int set_proxy_vars(struct env_list *e, const struct env_extra *x)
 	int err = 0;
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", x->proxy_port);
-	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", x->proxy_port);
+	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", x->socks_port ? x->socks_port : x->proxy_port);
 	snprintf(hostport, sizeof(hostport), "127.0.0.1:%u", x->proxy_port);
 	for (size_t i = 0; i < sizeof(url_vars) / sizeof(url_vars[0]) - 1 && !err; i++)
 		err = env_set(e, url_vars[i], url);

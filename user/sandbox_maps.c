@@ -195,7 +195,29 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 	return 0;
 }
 
-int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, struct errmsg *em)
+int sandbox_maps_allow_unix_names(const struct bpf_state *st, uint64_t id, const char *const *names, size_t n,
+				  struct errmsg *em)
+{
+	uint32_t allowed = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		struct bb_unix_name_key key = { .sandbox = id };
+		size_t len = strlen(names[i]);
+
+		if (!len || len > BB_UNIX_NAME_MAX)
+			return errmsg_set(em, -EINVAL, "abstract socket name @%s: 1 to %d bytes", names[i],
+					  BB_UNIX_NAME_MAX);
+		key.len = (uint32_t)len;
+		memcpy(key.name, names[i], len);
+		if (bpf_map_update_elem(st->maps.unix_names, &key, &allowed, BPF_ANY))
+			return errmsg_set(em, -errno, "loading abstract socket name @%s (map full? limit %d)",
+					  names[i], BB_MAX_UNIX_NAMES);
+	}
+	return 0;
+}
+
+int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, unsigned socks_port,
+			 struct errmsg *em)
 {
 	int fd = st->maps.sandboxes;
 	struct bb_sandbox sb;
@@ -204,6 +226,7 @@ int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy
 		return errmsg_set(em, -errno, "looking up the sandbox");
 	sb.state = BB_STATE_ENFORCING;
 	sb.proxy_port = proxy_port;
+	sb.socks_port = socks_port;
 	if (bpf_map_update_elem(fd, &id, &sb, BPF_EXIST))
 		return errmsg_set(em, -errno, "switching the sandbox to enforcement");
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
@@ -246,9 +269,14 @@ void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
  * id: one pass collects them, then they go; deleting while iterating a hash
  * map could skip entries, and restarting after each deletion is quadratic.
  */
+/* Every per-sandbox key starts with the sandbox id and fits here. */
+#define SANDBOX_KEY_MAX 128
+_Static_assert(sizeof(struct bb_unix_name_key) <= SANDBOX_KEY_MAX, "key buffer too small");
+_Static_assert(sizeof(struct bb_name_key) <= SANDBOX_KEY_MAX, "key buffer too small");
+
 static void delete_sandbox_keys(int fd, uint64_t id, size_t key_size)
 {
-	unsigned char key[64], *found = NULL, *grown;
+	unsigned char key[SANDBOX_KEY_MAX], *found = NULL, *grown;
 	size_t n = 0, cap = 0;
 	void *prev = NULL;
 
@@ -287,7 +315,7 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 	delete_sandbox_keys(st->maps.inode_rules, id, sizeof(struct bb_inode_key));
 	delete_sandbox_keys(st->maps.name_rules, id, sizeof(struct bb_name_key));
 	delete_sandbox_keys(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
-	delete_sandbox_keys(st->maps.bound_ports, id, sizeof(struct bb_port_key));
+	delete_sandbox_keys(st->maps.unix_names, id, sizeof(struct bb_unix_name_key));
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
 	bpf_map_delete_elem(st->maps.sandbox_events, &id);
 	bpf_map_delete_elem(st->maps.sandboxes, &id);

@@ -4,6 +4,9 @@
  * path, several errors at once, unknown keys, --strict, refused and ignored
  * srt fields, bpfbox's own section, defaults, discovery, digest, show.
  */
+/* 108 bytes: one more than an abstract socket name can have. */
+#define LONG_NAME_108 "0123456789012345678901234567890123456789012345678901234567890123456789" \
+		      "01234567890123456789012345678901234567"
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -255,12 +258,13 @@ static void test_network_extras(void **state)
 {
 	static const char json[] = "{\"network\": {\"allowedDomains\": [], \"deniedDomains\": [],"
 		" \"deniedResolvedAddresses\": [\"169.254.169.254\", \"fd00:ec2::/32\"],"
-		" \"allowUnixSockets\": [\"/var/run/nonexistent-bpfbox.sock\", \"~/agent.sock\", \"rel.sock\"],"
+		" \"allowUnixSockets\": [\"/var/run/nonexistent-bpfbox.sock\", \"~/agent.sock\", \"rel.sock\","
+		" \"@abstract name\"],"
 		" \"allowAllUnixSockets\": true, \"allowLocalBinding\": true,"
 		" \"httpProxyPort\": 3128, \"socksProxyPort\": 1080, \"strictAllowlist\": false},"
 		FS_MIN "}";
 	static const char bad[] = "{\"network\": {\"allowedDomains\": [], \"deniedDomains\": [],"
-		" \"allowUnixSockets\": [\"@abstract\", \"/run/*.sock\"]}, " FS_MIN "}";
+		" \"allowUnixSockets\": [\"@\", \"/run/*.sock\", \"@a*\", \"@" LONG_NAME_108 "\"]}, " FS_MIN "}";
 	struct diag_list d;
 	struct policy *p = load_ok(json, &d);
 	unsigned char a[16];
@@ -272,7 +276,8 @@ static void test_network_extras(void **state)
 	assert_true(policy_addr_denied(p, AF_INET6, a));
 	inet_pton(AF_INET, "8.8.8.8", a);
 	assert_false(policy_addr_denied(p, AF_INET, a));
-	assert_int_equal(p->n_allow_unix_sockets, 3);
+	assert_int_equal(p->n_allow_unix_sockets, 4);
+	assert_string_equal(p->allow_unix_sockets[3], "@abstract name");
 	assert_string_equal(p->allow_unix_sockets[1], HOME "/agent.sock");
 	assert_string_equal(p->allow_unix_sockets[2], CWD "/rel.sock");
 	assert_true(p->allow_unix_sockets[0][0] == '/');
@@ -285,8 +290,10 @@ static void test_network_extras(void **state)
 	diag_list_free(&d);
 
 	assert_int_equal(load(bad, false, &p, &d), -EINVAL);
-	expect(&d, DIAG_ERROR, "network.allowUnixSockets[0]", "abstract");
+	expect(&d, DIAG_ERROR, "network.allowUnixSockets[0]", "1 to 107 bytes");
 	expect(&d, DIAG_ERROR, "network.allowUnixSockets[1]", "globs");
+	expect(&d, DIAG_ERROR, "network.allowUnixSockets[2]", "globs");
+	expect(&d, DIAG_ERROR, "network.allowUnixSockets[3]", "1 to 107 bytes");
 	diag_list_free(&d);
 }
 

@@ -32,7 +32,7 @@ static struct policy *load(const char *json)
 	return p;
 }
 
-static const struct env_extra extra = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, NULL };
+static const struct env_extra extra = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 0, NULL };
 
 static void deny_removes_and_extras_are_set(void **state)
 {
@@ -48,9 +48,27 @@ static void deny_removes_and_extras_are_set(void **state)
 	assert_string_equal(env_get(&e, "TMPDIR"), "/tmp/bpfbox-0123456789ab");
 	assert_string_equal(env_get(&e, "BPFBOX_SANDBOX_ID"), "bb-0123456789ab");
 	assert_string_equal(env_get(&e, "HTTPS_PROXY"), "http://127.0.0.1:31337");
+	assert_string_equal(env_get(&e, "ALL_PROXY"), "socks5h://127.0.0.1:31337");
 	for (size_t i = 0; i < e.n; i++)
 		assert_null(strstr(e.v[i], "secret"));
 	assert_null(e.v[e.n]);
+	env_free(&e);
+	policy_free(p);
+}
+
+/* socksProxyPort: SOCKS clients go to the external proxy, HTTP clients stay on theirs. */
+static void external_socks_port_is_named(void **state)
+{
+	static const struct env_extra x = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 1080, NULL };
+	struct policy *p = load("{" BASE "}");
+	char *in[] = { "PATH=/bin", NULL };
+	struct env_list e;
+
+	assert_int_equal(env_build(p, in, &x, &e), 0);
+	assert_string_equal(env_get(&e, "ALL_PROXY"), "socks5h://127.0.0.1:1080");
+	assert_string_equal(env_get(&e, "all_proxy"), "socks5h://127.0.0.1:1080");
+	assert_string_equal(env_get(&e, "HTTP_PROXY"), "http://127.0.0.1:31337");
+	assert_string_equal(env_get(&e, "BPFBOX_PROXY"), "127.0.0.1:31337");
 	env_free(&e);
 	policy_free(p);
 }
@@ -91,6 +109,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(deny_removes_and_extras_are_set),
+		cmocka_unit_test(external_socks_port_is_named),
 		cmocka_unit_test(allow_list_passes_only_named),
 		cmocka_unit_test(scrub_overwrites_denied_values_in_place),
 	};

@@ -4,7 +4,8 @@
 # and packet sockets) are refused in the kernel, each with an event naming
 # the destination, protocol and process; only the sandbox's proxy port is
 # reachable. allowLocalBinding decides bind and listen, and whether a
-# sandboxed client may reach a sandboxed server.
+# sandboxed client may reach a sandboxed server (only while that server's
+# socket exists: a released port somebody else took is not reachable).
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/vm/servers/net.sh
@@ -122,6 +123,34 @@ assert_contains "$T_OUT" '^EPERM'
 assert_fails "with allowLocalBinding, binding a non-loopback address is refused" \
 	"$BPFBOX" exec --policy "$PB" --log-file "$LOG" -- python3 "$CLIENT" bind 0.0.0.0 9002
 assert_contains "$T_OUT" '^EPERM'
+
+assert_succeeds "with allowLocalBinding, sandboxed UDP and IPv6 servers are reachable from inside" \
+	"$BPFBOX" exec --policy "$PB" --log-file "$LOG" -- python3 -c '
+import socket
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(("127.0.0.1", 9004))
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", 9004))
+assert u.recv(1) == b"x"
+t = socket.socket(socket.AF_INET6)
+t.bind(("::1", 9005))
+t.listen()
+socket.create_connection(("::1", 9005), timeout=5).close()'
+# A port the sandbox let go, bound by somebody else, is not the sandbox's any more.
+# shellcheck disable=SC2016 # expanded by the sandboxed shell
+release_and_retry='python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 9006)); s.listen(); s.close()"
+touch '"$T_TMP"'/work/released
+for i in $(seq 100); do [ -e '"$T_TMP"'/work/taken ] && break; sleep 0.1; done
+python3 '"$CLIENT"' tcp 127.0.0.1 9006'
+"$BPFBOX" exec --policy "$PB" --log-file "$LOG" -- bash -c "$release_and_retry" >"$T_TMP/reuse.out" 2>&1 &
+reuse=$!
+for _ in $(seq 100); do [ -e "$T_TMP/work/released" ] && break; sleep 0.1; done
+assert_succeeds "a server outside takes the port a sandboxed server released" \
+	net_serve - http 127.0.0.1 9006 "$T_TMP/www"
+touch "$T_TMP/work/taken"
+wait "$reuse"
+assert_eq 1 "$?" "the sandbox cannot connect to the port it once bound"
+assert_contains "$T_TMP/reuse.out" '^EPERM'
+assert_event "that refusal is an event" '.event.action == "connect" and .destination.port == 9006'
 
 assert_succeeds "every log line validates against the schema" \
 	python3 "$T_ROOT/tests/tools/validate-events.py" "$LOG"
