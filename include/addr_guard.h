@@ -20,9 +20,22 @@ struct addr_cidr {
 	const char *why;	/* static text naming the class; never freed */
 };
 
+/*
+ * The host's own addresses, listed on first use: getifaddrs() costs two
+ * netlink dumps, which a sandbox that never resolves a name should not pay
+ * at startup. Only the proxy's thread checks addresses, so no lock.
+ */
+struct addr_host_list {
+	struct addr_cidr *list;
+	size_t n;
+	bool loaded;
+	int err;	/* listing failed: every resolved address is refused */
+};
+
 struct addr_guard {
 	struct addr_cidr *deny;		/* refused prefixes beyond the built-ins */
 	size_t n_deny;
+	struct addr_host_list *host;	/* NULL: the host's addresses are not guarded */
 	struct addr_cidr *allow;	/* literal addresses that stay reachable */
 	size_t n_allow;
 	/*
@@ -37,8 +50,8 @@ struct addr_guard {
 /*
  * Built-in refusals are always active; init adds extra_cidrs (the policy's
  * deniedResolvedAddresses) and the host's own addresses (getifaddrs, taken
- * once, now). Returns 0 or negative errno; on -EINVAL *err (static text)
- * names the problem. On failure g is left empty (safe to free).
+ * once, at the first check). Returns 0 or negative errno; on -EINVAL *err
+ * (static text) names the problem. On failure g is left empty (safe to free).
  */
 int addr_guard_init(struct addr_guard *g, const char *const *extra_cidrs, size_t n,
 		    const char **err);
@@ -47,6 +60,7 @@ int addr_guard_init_empty(struct addr_guard *g);
 int addr_guard_add_deny(struct addr_guard *g, const char *cidr, const char *why,
 			const char **err);
 int addr_guard_add_allow(struct addr_guard *g, const char *cidr, const char **err);
+/* Lists the host's addresses now (init defers it to the first check). */
 int addr_guard_add_host_addresses(struct addr_guard *g);
 void addr_guard_free(struct addr_guard *g);
 

@@ -109,6 +109,24 @@ static bool allowed_literal(const struct addr_guard *g, const struct sockaddr *s
 	return g->allow_literal && g->allow_literal(g->allow_ctx, sa);
 }
 
+static int load_host_addresses(struct addr_host_list *h);
+
+static bool host_address(const struct addr_guard *g, int fam, const unsigned char *a, const char **why)
+{
+	struct addr_host_list *h = g->host;
+
+	if (!h)
+		return false;
+	if (!h->loaded)
+		load_host_addresses(h);
+	if (h->err) {
+		/* Fail closed: without the list, any address might be the host's. */
+		*why = "this host's addresses cannot be listed";
+		return true;
+	}
+	return list_match(h->list, h->n, fam, a, why);
+}
+
 static bool denied(const struct addr_guard *g, const struct sockaddr *sa, const char **why)
 {
 	const unsigned char *a;
@@ -116,7 +134,7 @@ static bool denied(const struct addr_guard *g, const struct sockaddr *sa, const 
 
 	return list_match(builtin_deny, sizeof(builtin_deny) / sizeof(builtin_deny[0]),
 			  fam, a, why) ||
-	       list_match(g->deny, g->n_deny, fam, a, why);
+	       list_match(g->deny, g->n_deny, fam, a, why) || host_address(g, fam, a, why);
 }
 
 bool addr_guard_refuses(const struct addr_guard *g, const struct sockaddr *sa, const char **why)
@@ -263,7 +281,7 @@ int addr_guard_add_allow(struct addr_guard *g, const char *cidr, const char **er
 	return list_add(&g->allow, &g->n_allow, &c);
 }
 
-static int add_sockaddr(struct addr_guard *g, const struct sockaddr *sa, const char *why)
+static int add_sockaddr(struct addr_host_list *h, const struct sockaddr *sa, const char *why)
 {
 	struct addr_cidr c = { .why = why };
 	const unsigned char *a;
@@ -274,27 +292,41 @@ static int add_sockaddr(struct addr_guard *g, const struct sockaddr *sa, const c
 	c.family = (sa_family_t)fam;
 	c.prefix = fam == AF_INET ? 32 : 128;
 	memcpy(c.addr, a, fam == AF_INET ? 4 : 16);
-	return list_add(&g->deny, &g->n_deny, &c);
+	return list_add(&h->list, &h->n, &c);
 }
 
-int addr_guard_add_host_addresses(struct addr_guard *g)
+static int load_host_addresses(struct addr_host_list *h)
 {
 	struct ifaddrs *ifa, *i;
 	int ret = 0;
 
+	free(h->list);
+	h->list = NULL;
+	h->n = 0;
+	h->loaded = true;
 	if (getifaddrs(&ifa))
-		return -errno;
+		return h->err = -errno;
 	for (i = ifa; i && !ret; i = i->ifa_next) {
 		if (!i->ifa_addr)
 			continue;
 		/* Reaching the host's own address reaches its local services. */
-		ret = add_sockaddr(g, i->ifa_addr, "address of this host");
+		ret = add_sockaddr(h, i->ifa_addr, "address of this host");
 		if (!ret && (i->ifa_flags & IFF_BROADCAST) && i->ifa_broadaddr &&
 		    i->ifa_addr->sa_family == AF_INET)
-			ret = add_sockaddr(g, i->ifa_broadaddr, "broadcast");
+			ret = add_sockaddr(h, i->ifa_broadaddr, "broadcast");
 	}
 	freeifaddrs(ifa);
-	return ret;
+	return h->err = ret;
+}
+
+int addr_guard_add_host_addresses(struct addr_guard *g)
+{
+	if (!g->host) {
+		g->host = calloc(1, sizeof(*g->host));
+		if (!g->host)
+			return -ENOMEM;
+	}
+	return load_host_addresses(g->host);
 }
 
 int addr_guard_init(struct addr_guard *g, const char *const *extra_cidrs, size_t n,
@@ -308,10 +340,11 @@ int addr_guard_init(struct addr_guard *g, const char *const *extra_cidrs, size_t
 		if (ret)
 			goto fail;
 	}
-	ret = addr_guard_add_host_addresses(g);
-	if (ret) {
+	g->host = calloc(1, sizeof(*g->host));
+	if (!g->host) {
+		ret = -ENOMEM;
 		if (err)
-			*err = "cannot list this host's addresses";
+			*err = "out of memory";
 		goto fail;
 	}
 	return 0;
@@ -326,5 +359,8 @@ void addr_guard_free(struct addr_guard *g)
 		return;
 	free(g->deny);
 	free(g->allow);
+	if (g->host)
+		free(g->host->list);
+	free(g->host);
 	memset(g, 0, sizeof(*g));
 }
