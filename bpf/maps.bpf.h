@@ -52,19 +52,34 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } resolve_slots SEC(".maps");
 
-/* Each sandbox has a ring buffer of its own, so launchers never read each other's events. */
+/*
+ * Each sandbox has a ring buffer of its own, so launchers never read each
+ * other's events. The buffers form a pool indexed by slot, kept across
+ * sandboxes: updating a map of maps waits for an RCU grace period (milliseconds),
+ * which a sandbox start and end should not pay. A slot is claimed in
+ * ring_owners (insert-if-absent) and named in struct bb_sandbox.ring_slot.
+ */
 struct sandbox_ringbuf {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, BB_RINGBUF_BYTES);
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
 	__uint(max_entries, BB_MAX_SANDBOXES);
-	__type(key, __u64);
+	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct sandbox_ringbuf);
 } sandbox_events SEC(".maps");
+
+/* Ring slot -> the sandbox using it (user space only). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ring_owners SEC(".maps");
 
 struct bb_rate_key {
 	__u64 sandbox;

@@ -66,10 +66,11 @@ static __always_inline __u64 file_object(struct dentry *d)
  */
 static __always_inline struct bb_event *event_reserve(struct bb_sandbox *sb, __u64 sb_id, __u32 count)
 {
+	__u32 slot = sb->ring_slot;
 	struct bb_event *ev;
 	void *rb;
 
-	rb = bpf_map_lookup_elem(&sandbox_events, &sb_id);
+	rb = bpf_map_lookup_elem(&sandbox_events, &slot);
 	if (!rb) {
 		__sync_fetch_and_add(&sb->lost, count);
 		return NULL;

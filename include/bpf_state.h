@@ -35,6 +35,7 @@ struct bpf_state_maps {
 	int mandatory_names;
 	int resolve_slots;
 	int sandbox_events;
+	int ring_owners;
 	int rate_limit;
 	int sock_owner;
 	int unix_names;

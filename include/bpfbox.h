@@ -33,6 +33,8 @@ typedef int32_t bb_s32;
 #define BB_MAX_SANDBOXES 1024
 #define BB_MAX_RULES 65536
 #define BB_MAX_UNIX_NAMES 4096
+/* Bytes of a sandbox's event ring buffer. */
+#define BB_RINGBUF_BYTES (1 << 20)
 /* Bytes of an abstract Unix socket name after its leading NUL. */
 #define BB_UNIX_NAME_MAX 107
 
@@ -54,6 +56,8 @@ struct bb_sandbox {
 	bb_u32 state;
 	bb_u32 proxy_port; /* host byte order; 0 = no proxy */
 	bb_u32 socks_port; /* an external SOCKS proxy's port; 0 = none */
+	bb_u32 ring_slot; /* the sandbox's ring buffer in sandbox_events */
+	bb_u32 pad;
 	bb_u64 lost; /* events dropped because the ring buffer was full */
 	bb_u64 denied; /* refusals counted in the kernel */
 };

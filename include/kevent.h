@@ -12,6 +12,7 @@
 
 struct kevent_ctx {
 	struct log *log;
+	uint64_t sandbox_id; /* records of another sandbox (a pooled ring's previous owner) are dropped */
 	const char *const *rule_names; /* indexed by policy rule id */
 	size_t n_rules;
 	bool audit; /* the sandbox runs in audit mode (for the exit-time pending report) */

@@ -331,6 +331,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "mandatory_names", offsetof(struct bpf_state_maps, mandatory_names) },
 		{ "resolve_slots", offsetof(struct bpf_state_maps, resolve_slots) },
 		{ "sandbox_events", offsetof(struct bpf_state_maps, sandbox_events) },
+		{ "ring_owners", offsetof(struct bpf_state_maps, ring_owners) },
 		{ "rate_limit", offsetof(struct bpf_state_maps, rate_limit) },
 		{ "sock_owner", offsetof(struct bpf_state_maps, sock_owner) },
 		{ "unix_names", offsetof(struct bpf_state_maps, unix_names) },
@@ -344,7 +345,8 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 
 static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "name_rules",
 						 "mandatory_names", "resolve_slots", "sandbox_events",
-						 "rate_limit",	  "sock_owner",	 "unix_names" };
+						 "rate_limit",	  "sock_owner",	 "unix_names",
+						 "ring_owners" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

@@ -575,6 +575,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	r->kctx.log = r->log;
+	r->kctx.sandbox_id = r->cg.id;
 	r->kctx.rule_names = r->rule_names;
 	r->kctx.n_rules = r->n_rule_names;
 	r->events = ring_buffer__new(r->ringbuf_fd, kevent_handle, &r->kctx, NULL);

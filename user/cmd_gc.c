@@ -14,6 +14,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "registry.h"
+#include "ring_pool.h"
 #include "sandbox_gc.h"
 
 struct ps_ctx {
@@ -102,11 +103,11 @@ int cmd_gc(int argc, char **argv)
 	struct bpf_state *st = NULL;
 	struct errmsg em = { { 0 } };
 	bool all = argc > 1 && !strcmp(argv[1], "--all");
-	int n, stray;
+	int n, stray, trimmed = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: bpfbox gc [--all]\n  removes sandboxes whose supervisor died; --all also live ones "
-		       "and bpfbox's pinned programs\n");
+		printf("usage: bpfbox gc [--all]\n  removes sandboxes whose supervisor died and frees idle pooled "
+		       "event buffers; --all also live sandboxes and bpfbox's pinned programs\n");
 		return 0;
 	}
 	if (geteuid() != 0) {
@@ -118,12 +119,17 @@ int cmd_gc(int argc, char **argv)
 		fprintf(stderr, "bpfbox: gc: %s; removing cgroups and files only\n", em.text);
 	n = sandbox_gc_dead(st, all);
 	stray = gc_stray_cgroups();
+	if (st && !all)
+		trimmed = ring_pool_trim(st);	/* --all drops the whole pool with the pins */
 	bpf_state_close(st);
 	if (all) {
 		/* Unpinning detaches the shared programs once no sandbox needs them. */
 		if (remove_tree(BPFBOX_PIN_ROOT))
 			fprintf(stderr, "bpfbox: gc: could not remove %s\n", BPFBOX_PIN_ROOT);
 	}
-	printf("bpfbox: gc removed %d sandbox(es) and %d stray cgroup(s)\n", n, stray);
+	printf("bpfbox: gc removed %d sandbox(es) and %d stray cgroup(s)", n, stray);
+	if (trimmed)
+		printf("; freed %d idle event buffer(s)", trimmed);
+	printf("\n");
 	return 0;
 }

@@ -200,7 +200,7 @@ int kevent_handle(void *ctx, void *data, size_t size)
 	struct log_event *le;
 	const char *action;
 
-	if (size < sizeof(*ev))
+	if (size < sizeof(*ev) || ev->sandbox != k->sandbox_id)
 		return 0;
 	k->received++;
 	k->refusals += count;

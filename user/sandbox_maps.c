@@ -13,9 +13,8 @@
 #include "bpfbox.h"
 #include "bpfbox.skel.h"
 #include "mandatory.h"
+#include "ring_pool.h"
 #include "sandbox_maps.h"
-
-#define RINGBUF_BYTES (1 << 20)
 
 struct bb_rate_key {
 	uint64_t sandbox;
@@ -41,15 +40,9 @@ int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, in
 	struct bb_resolve slot = { 0 };
 	int rb, err;
 
-	rb = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bb_events", 0, 0, RINGBUF_BYTES, NULL);
-	if (rb < 0)
-		return errmsg_set(em, -errno, "creating the sandbox's ring buffer");
-	if (bpf_map_update_elem(st->maps.sandbox_events, &id, &rb, BPF_NOEXIST)) {
-		err = errmsg_set(em, -errno, "registering the ring buffer (too many sandboxes? limit %d)",
-				 BB_MAX_SANDBOXES);
-		close(rb);
+	err = ring_pool_claim(st, id, &sb.ring_slot, &rb, em);
+	if (err)
 		return err;
-	}
 	if (bpf_map_update_elem(st->maps.resolve_slots, &id, &slot, BPF_ANY) ||
 	    bpf_map_update_elem(st->maps.sandboxes, &id, &sb, BPF_NOEXIST)) {
 		err = errmsg_set(em, -errno, "registering the sandbox (too many sandboxes? limit %d)",
@@ -317,8 +310,9 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 	delete_sandbox_keys(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
 	delete_sandbox_keys(st->maps.unix_names, id, sizeof(struct bb_unix_name_key));
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
-	bpf_map_delete_elem(st->maps.sandbox_events, &id);
+	/* The sandbox goes first, so no program finds its ring buffer once given back. */
 	bpf_map_delete_elem(st->maps.sandboxes, &id);
+	ring_pool_release(st, id);
 }
 
 /* Strips the last component of path in place; false at "/". */

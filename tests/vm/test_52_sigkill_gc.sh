@@ -19,7 +19,8 @@ JSON
 map_entries() {
 	local m n total=0
 	for m in /sys/fs/bpf/bpfbox/*/*; do
-		[ -f "$m" ] || continue
+		# The pool of event buffers outlives sandboxes (ring_owners says which are in use).
+		[ -f "$m" ] && [ "${m##*/}" != sandbox_events ] || continue
 		bpftool -j map show pinned "$m" 2>/dev/null | jq -e '.type | test("hash")' >/dev/null || continue
 		n=$(bpftool -j map dump pinned "$m" 2>/dev/null | jq length) || n=0
 		total=$((total + n))

@@ -53,7 +53,8 @@ assert_eq 0 "$(jq -r '.bpfbox.sandbox.id' "$T_TMP/lb" | grep -vc "^$idb\$")" "ev
 map_entries() {
 	local m n total=0
 	for m in /sys/fs/bpf/bpfbox/*/*; do
-		[ -f "$m" ] || continue
+		# The pool of event buffers outlives sandboxes (ring_owners says which are in use).
+		[ -f "$m" ] && [ "${m##*/}" != sandbox_events ] || continue
 		bpftool -j map show pinned "$m" 2>/dev/null | jq -e '.type | test("hash")' >/dev/null || continue
 		n=$(bpftool -j map dump pinned "$m" 2>/dev/null | jq length) || n=0
 		total=$((total + n))
@@ -65,38 +66,42 @@ state() {
 		"pins=$(find /sys/fs/bpf/bpfbox | wc -l)" "map_entries=$(map_entries)" \
 		"processes=$(ps -e -o args= | grep -vc '^\[')" "tmpdirs=$(ls /tmp | grep -c '^bpfbox-')" \
 		"registry=$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)" \
-		"bpf_maps=$(bpftool -j map list | jq length)" "bpf_progs=$(bpftool -j prog list | jq length)" \
+		"bpf_maps=$(bpftool -j map list | jq '[.[] | select(.name != "bb_events")] | length')" \
+		"bpf_progs=$(bpftool -j prog list | jq length)" \
 		"bpf_links=$(bpftool -j link list | jq length)"
 }
-# The state after runs, once freed kernel objects (maps go after an RCU grace period) are gone.
-settled_state() {
-	local s i
+# $after: the state after runs, once freed kernel objects (maps go after an
+# RCU grace period) are gone. Not in a $(...) of its own: ps would count the
+# extra subshell.
+settle() {
+	local i
 	for i in 1 2 3 4 5 6; do
-		s=$(state)
-		[ "$s" = "$1" ] && break
+		after=$(state)
+		[ "$after" = "$before" ] && return
 		sleep 0.5
 	done
-	echo "$s"
 }
-# Descriptors every process holds, listed per process. bpfbox exits after each
-# run, so what it leaks shows up as the kernel objects counted in state();
-# this table only names who changed, should that count differ.
-fd_table() {
+# Event buffers in the pool: one per sandbox that ran at the same time, kept for the next ones.
+pool() { bpftool -j map list | jq '[.[] | select(.name == "bb_events")] | length'; }
+
+# Every process with its descriptor count, so a differing state names who changed.
+proc_table() {
 	local d pid
-	for d in /proc/[0-9]*/fd; do
+	for d in /proc/[0-9]*; do
 		pid=${d#/proc/}
-		pid=${pid%/fd}
 		[ "$pid" = "$BASHPID" ] && continue
-		echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-60): $(ls "$d" 2>/dev/null | wc -l)"
+		[ -s "$d/cmdline" ] || continue # kernel threads come and go
+		echo "$pid $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null | cut -c1-80): $(ls "$d/fd" 2>/dev/null | wc -l) fds"
 	done
 }
-fd_diff() { diff "$1" "$2" | grep '^[<>]' | sed 's/^/#   /'; }
+proc_diff() { diff "$1" "$2" | grep '^[<>]' | sed 's/^/#   /'; }
 
 P=$T_TMP/pa.json
 "$BPFBOX" exec --policy "$P" --log-file /dev/null -- true
 sleep 0.5
 before=$(state)
-fd_table >"$T_TMP/fd-before"
+pool_before=$(pool)
+proc_table >"$T_TMP/procs-before"
 start=$(date +%s%N)
 fails=0
 for i in $(seq "$SEQ"); do
@@ -106,9 +111,10 @@ el=$((($(date +%s%N) - start) / 1000000))
 echo "# $SEQ sequential runs took ${el}ms ($((el / SEQ))ms each)"
 assert_eq 0 "$fails" "$SEQ sequential runs all succeed"
 sleep 0.5
-after=$(settled_state "$before")
+settle
 assert_eq "$before" "$after" "$SEQ sequential runs leave nothing behind"
-[ "$before" = "$after" ] || { fd_table >"$T_TMP/fd-after"; fd_diff "$T_TMP/fd-before" "$T_TMP/fd-after"; }
+[ "$before" = "$after" ] || { proc_table >"$T_TMP/procs-after"; proc_diff "$T_TMP/procs-before" "$T_TMP/procs-after"; }
+assert_eq "$pool_before" "$(pool)" "sequential runs reuse one pooled event buffer"
 
 start=$(date +%s%N)
 pids=()
@@ -130,6 +136,15 @@ for i in $(seq "$PAR"); do
 done
 assert_eq 0 "$bad" "each parallel run's log speaks of its own sandbox only"
 sleep 0.5
-after=$(settled_state "$before")
+settle
 assert_eq "$before" "$after" "$PAR parallel runs leave nothing behind"
-[ "$before" = "$after" ] || { fd_table >"$T_TMP/fd-after"; fd_diff "$T_TMP/fd-before" "$T_TMP/fd-after"; }
+[ "$before" = "$after" ] || { proc_table >"$T_TMP/procs-after"; proc_diff "$T_TMP/procs-before" "$T_TMP/procs-after"; }
+n=$(pool)
+[ "$n" -ge 2 ] && [ "$n" -le $((pool_before + PAR)) ] &&
+	t_ok "the pool grew to at most one event buffer per concurrent sandbox ($n)" ||
+	t_fail "the pool grew to at most one event buffer per concurrent sandbox" "$n buffers, $pool_before before"
+assert_succeeds "bpfbox gc frees the idle event buffers" "$BPFBOX" gc
+assert_contains "$T_OUT" "freed $n idle event buffer"
+sleep 1
+assert_eq 0 "$(pool)" "none is left"
+assert_succeeds "a sandbox runs after that" "$BPFBOX" exec --policy "$P" --log-file /dev/null -- true
