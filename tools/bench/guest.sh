@@ -13,7 +13,7 @@
 #   BPFBOX_BENCH_WORK     samples of each realistic job (default 3; a make takes seconds)
 #   BPFBOX_BENCH_PROXY_REPEAT rounds of the proxy tests (default 3)
 #   BPFBOX_BENCH_SRT_REPEAT   srt startup samples (default 3; srt takes seconds to start)
-#   BPFBOX_BENCH_ITER     operations per fileops sample (default 1000: a syscall takes ~0.3 ms under TCG)
+#   BPFBOX_BENCH_ITER     operations per fileops sample (default 3000; fewer is noisier under TCG)
 #   BPFBOX_BENCH_ONLY     comma-separated sections (startup,fileops,work,proxy,memory)
 #   BPFBOX_BENCH_GIT_FILES files in the generated git tree (default 5000)
 #   BPFBOX_BENCH_EXTERNAL 0 skips tools/bench-proxy.sh
@@ -25,7 +25,7 @@ COLD=${BPFBOX_BENCH_COLD:-3}
 WORK=${BPFBOX_BENCH_WORK:-3}
 PROXY_R=${BPFBOX_BENCH_PROXY_REPEAT:-3}
 SRT_R=${BPFBOX_BENCH_SRT_REPEAT:-3}
-ITER=${BPFBOX_BENCH_ITER:-1000}
+ITER=${BPFBOX_BENCH_ITER:-3000}
 ONLY=${BPFBOX_BENCH_ONLY:-startup,fileops,work,proxy,memory}
 GIT_FILES=${BPFBOX_BENCH_GIT_FILES:-5000}
 ROOT=$(pwd -P)
@@ -319,6 +319,8 @@ if want memory; then
 		echo "$t"
 	}
 	for n in 0 10000; do
+		# An empty pool, so the sandbox's ring buffer shows up as a new map.
+		"$BPFBOX" gc >/dev/null 2>&1 || true
 		bpftool map show -j >"$T/maps.before"
 		e0=$(entries)
 		"$BPFBOX" exec --policy "$T/p$n.json" -- sleep 30 >/dev/null 2>&1 &
