@@ -10,7 +10,7 @@
 
 #include "proxy.h"
 
-#define PIPE_CAP (256 * 1024)
+#define PIPE_CAP (1024 * 1024)
 #define PUMP_ROUNDS 16	/* then yield to the other connections */
 
 bool proxy_pipe_open(struct proxy_pipe *pp)
