@@ -28,12 +28,6 @@ struct bb_rate {
 	uint64_t pending;
 };
 
-struct bb_port_key {
-	uint64_t sandbox;
-	uint32_t port;
-	uint32_t proto;
-};
-
 int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, int *ringbuf_fd, struct errmsg *em)
 {
 	struct bb_sandbox sb = { .id = id, .flags = flags, .state = BB_STATE_RESOLVING };

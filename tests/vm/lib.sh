@@ -110,6 +110,19 @@ assert_not_contains() {
 	t_fail "$name" "unexpected lines in $1:" "$(grep -E -- "$2" "$1" | head -n 20)"
 }
 
+# Entries in bpfbox's pinned hash maps: the per-sandbox state in the kernel. The
+# pool of event buffers outlives sandboxes (ring_owners says which are in use).
+bpfbox_map_entries() {
+	local m n total=0
+	for m in /sys/fs/bpf/bpfbox/*/*; do
+		[ -f "$m" ] && [ "${m##*/}" != sandbox_events ] || continue
+		bpftool -j map show pinned "$m" 2>/dev/null | jq -e '.type | test("hash")' >/dev/null || continue
+		n=$(bpftool -j map dump pinned "$m" 2>/dev/null | jq length) || n=0
+		total=$((total + n))
+	done
+	echo "$total"
+}
+
 t_summary() {
 	local rc=$?
 	rm -rf "$T_TMP"

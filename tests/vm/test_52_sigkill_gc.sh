@@ -15,22 +15,10 @@ cat >"$P" <<JSON
 }
 JSON
 
-# Entries in bpfbox's pinned hash maps (the per-sandbox state in the kernel).
-map_entries() {
-	local m n total=0
-	for m in /sys/fs/bpf/bpfbox/*/*; do
-		# The pool of event buffers outlives sandboxes (ring_owners says which are in use).
-		[ -f "$m" ] && [ "${m##*/}" != sandbox_events ] || continue
-		bpftool -j map show pinned "$m" 2>/dev/null | jq -e '.type | test("hash")' >/dev/null || continue
-		n=$(bpftool -j map dump pinned "$m" 2>/dev/null | jq length) || n=0
-		total=$((total + n))
-	done
-	echo "$total"
-}
 count_state() { # cgroups registry tmpdirs map-entries
 	echo "$(ls /sys/fs/cgroup/bpfbox 2>/dev/null | grep -c '^bb-')" \
 		"$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)" \
-		"$(ls /tmp | grep -c '^bpfbox-')" "$(map_entries)"
+		"$(ls /tmp | grep -c '^bpfbox-')" "$(bpfbox_map_entries)"
 }
 wait_lines() { # FILE N: until FILE has N lines, up to 20s
 	for _ in $(seq 200); do
@@ -57,7 +45,7 @@ start_victim() {
 
 start_victim
 assert_contains "$W/status" '^DENIED$' "the loop's writes are denied while bpfbox runs"
-running_maps=$(map_entries)
+running_maps=$(bpfbox_map_entries)
 [ "$running_maps" -gt "$base_maps" ] && t_ok "a live sandbox has map entries ($running_maps > $base_maps shared)" ||
 	t_fail "a live sandbox has map entries" "$running_maps, shared set alone $base_maps"
 assert_succeeds "bpfbox ps lists the sandbox" "$BPFBOX" ps --json

@@ -50,20 +50,9 @@ assert_eq 0 "$(jq -r '.bpfbox.sandbox.id' "$T_TMP/la" | grep -vc "^$ida\$")" "ev
 assert_eq 0 "$(jq -r '.bpfbox.sandbox.id' "$T_TMP/lb" | grep -vc "^$idb\$")" "every line of B's log is B's"
 
 # What a run could leave behind, counted system-wide.
-map_entries() {
-	local m n total=0
-	for m in /sys/fs/bpf/bpfbox/*/*; do
-		# The pool of event buffers outlives sandboxes (ring_owners says which are in use).
-		[ -f "$m" ] && [ "${m##*/}" != sandbox_events ] || continue
-		bpftool -j map show pinned "$m" 2>/dev/null | jq -e '.type | test("hash")' >/dev/null || continue
-		n=$(bpftool -j map dump pinned "$m" 2>/dev/null | jq length) || n=0
-		total=$((total + n))
-	done
-	echo "$total"
-}
 state() {
 	echo "cgroups=$(find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d | wc -l)" \
-		"pins=$(find /sys/fs/bpf/bpfbox | wc -l)" "map_entries=$(map_entries)" \
+		"pins=$(find /sys/fs/bpf/bpfbox | wc -l)" "map_entries=$(bpfbox_map_entries)" \
 		"processes=$(ps -e -o args= | grep -vc '^\[')" "tmpdirs=$(ls /tmp | grep -c '^bpfbox-')" \
 		"registry=$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)" \
 		"bpf_maps=$(bpftool -j map list | jq '[.[] | select(.name != "bb_events")] | length')" \
