@@ -25,7 +25,8 @@ assert_eq "info warn info" "$(jq -r .log.level "$T_TMP/err.json" | tr '\n' ' ' |
 	"levels: start INFO, refusal WARN, exit 0 INFO"
 
 # --- stderr on a terminal: text, or JSON when asked
-script -qec "'$BPFBOX' exec --policy '$P' -- sh -c \"$deny\"" /dev/null | tr -d '\r' >"$T_TMP/tty"
+# The command's own message goes elsewhere: two writers on one terminal interleave.
+script -qec "'$BPFBOX' exec --policy '$P' -- sh -c \"exec 2>/dev/null; $deny\"" /dev/null | tr -d '\r' >"$T_TMP/tty"
 assert_contains "$T_TMP/tty" '^bpfbox: INFO sandbox started: sh -c ' "a terminal gets text: start"
 assert_contains "$T_TMP/tty" "^bpfbox: WARN denied create of $T_TMP/ro/f \[rule [^]]+\] \[pid [0-9]+ sh\]\$" \
 	"a terminal gets text: the refusal with rule and pid"
