@@ -8,7 +8,7 @@ ARCH := x86
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
-	  -D_GNU_SOURCE -Iinclude -I$(BUILD) $(shell pkg-config --cflags libcjson 2>/dev/null)
+	  -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) $(shell pkg-config --cflags libcjson 2>/dev/null)
 LDLIBS += -lbpf -lelf -lz -lcjson -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
 	      -I/usr/include/$(shell uname -m)-linux-gnu \
@@ -17,9 +17,11 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+# user/ is one folder per subsystem (docs/architecture.md); headers sit beside their sources.
+USER_SRCS := $(wildcard user/*/*.c)
+USER_HDRS := $(wildcard include/*.h user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
-LIB_OBJS := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(BUILD)/user/cli/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 KERNELS ?= 6.1 6.12
@@ -35,7 +37,7 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h) | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/%.o: user/%.c $(wildcard include/*.h) $(SKELS) | $(BUILD)
+$(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

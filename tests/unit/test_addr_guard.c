@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "addr_guard.h"
+#include "proxy/addr_guard.h"
 
 static const struct sockaddr *sa(const char *ip, unsigned short port)
 {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "domain.h"
+#include "policy/domain.h"
 
 static void accept_pattern(const char *s, bool deny, enum domain_kind kind,
 			   const char *host, unsigned port, const char *text)

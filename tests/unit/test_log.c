@@ -17,7 +17,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "log.h"
+#include "log/log.h"
 
 struct fx {
 	char dir[64];

@@ -20,7 +20,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "log.h"
+#include "log/log.h"
 
 #define WRITERS 8
 #define LINES 2000

@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "log.h"
+#include "log/log.h"
 
 #define FFFD "\xef\xbf\xbd"
 #define ELLIPSIS "\xe2\x80\xa6"

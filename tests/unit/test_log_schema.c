@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "log.h"
+#include "log/log.h"
 
 struct fx {
 	char dir[64];

@@ -24,7 +24,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 /* Directories that do not exist, so symlink resolution leaves paths alone. */
 #define CWD "/nonexistent-bpfbox-test/proj"

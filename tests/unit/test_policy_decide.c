@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 static struct policy *load(const char *net, const char *fs, const char *extra)
 {

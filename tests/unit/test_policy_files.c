@@ -23,8 +23,8 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "commands.h"
-#include "policy.h"
+#include "cli/commands.h"
+#include "policy/policy.h"
 
 #define CWD "/nonexistent-bpfbox-test/proj"
 #define HOME "/nonexistent-bpfbox-test/home"

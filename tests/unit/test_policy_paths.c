@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 struct fx {
 	char root[PATH_MAX];	/* realpath of a fresh temporary directory */

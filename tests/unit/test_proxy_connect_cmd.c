@@ -21,9 +21,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "addr_guard.h"
-#include "commands.h"
-#include "proxy.h"
+#include "cli/commands.h"
+#include "proxy/addr_guard.h"
+#include "proxy/proxy.h"
 
 struct fixture {
 	struct proxy *proxy;

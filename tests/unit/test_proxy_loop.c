@@ -22,8 +22,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "addr_guard.h"
-#include "proxy.h"
+#include "proxy/addr_guard.h"
+#include "proxy/proxy.h"
 
 #define IO_TIMEOUT_MS 5000
 #define MAX_EVENTS 256

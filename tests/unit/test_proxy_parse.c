@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "proxy.h"
+#include "proxy/proxy.h"
 
 static ssize_t head_end(const char *s)
 {

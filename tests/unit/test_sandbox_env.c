@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
-#include "sandbox_env.h"
+#include "policy/policy.h"
+#include "sandbox/sandbox_env.h"
 
 #define BASE                                                                                                 \
 	"\"network\": {\"allowedDomains\": [], \"deniedDomains\": []}, "                                     \

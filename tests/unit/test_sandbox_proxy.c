@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sandbox_proxy.h"
+#include "sandbox/sandbox_proxy.h"
 
 static struct policy *load(const char *net)
 {

@@ -10,12 +10,12 @@
 #include <bpf/libbpf.h>
 #include <cjson/cJSON.h>
 
-#include "bpf_state.h"
-#include "cgroup.h"
 #include "commands.h"
-#include "registry.h"
-#include "ring_pool.h"
-#include "sandbox_gc.h"
+#include "sandbox/bpf_state.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/registry.h"
+#include "sandbox/ring_pool.h"
+#include "sandbox/sandbox_gc.h"
 
 struct ps_ctx {
 	bool json;

@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "errmsg.h"
+#include "lib/errmsg.h"
 
 #define BPFBOX_PIN_ROOT "/sys/fs/bpf/bpfbox"
 #define BPFBOX_RUN_DIR "/run/bpfbox"

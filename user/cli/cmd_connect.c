@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "proxy.h"
+#include "proxy/proxy.h"
 
 #define PIPE_BUF_SZ (64 * 1024)
 #define HEAD_MAX (16 * 1024)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 #define EXIT_USAGE 2
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "bpf_state.h"
-#include "errmsg.h"
+#include "lib/errmsg.h"
 
 /* Where a rule path led when the kernel resolved it. */
 struct resolve_result {

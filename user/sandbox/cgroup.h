@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <limits.h>
 
-#include "errmsg.h"
+#include "lib/errmsg.h"
 
 #define BPFBOX_CGROUP_PARENT "bpfbox"
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "bpf_state.h"
-#include "errmsg.h"
+#include "lib/errmsg.h"
 
 /*
  * Claims a free slot for sandbox id, or adds one, and opens its ring buffer

@@ -20,7 +20,7 @@
 #include "bpf_state.h"
 #include "bpfbox.h"
 #include "bpfbox.skel.h"
-#include "mandatory.h"
+#include "policy/mandatory.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 

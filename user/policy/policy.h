@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "diag.h"
 #include "domain.h"
+#include "lib/diag.h"
 
 /* Where bpfbox looks when neither --policy nor $BPFBOX_POLICY names a file. */
 #define POLICY_SYSTEM_PATH "/etc/bpfbox/policy.json"

@@ -3,11 +3,11 @@
 #ifndef BPFBOX_SANDBOX_PROXY_H
 #define BPFBOX_SANDBOX_PROXY_H
 
-#include "addr_guard.h"
-#include "errmsg.h"
-#include "log.h"
-#include "policy.h"
-#include "proxy.h"
+#include "lib/errmsg.h"
+#include "log/log.h"
+#include "policy/policy.h"
+#include "proxy/addr_guard.h"
+#include "proxy/proxy.h"
 
 struct sandbox_proxy {
 	struct proxy *proxy;

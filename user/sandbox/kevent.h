@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log.h"
+#include "log/log.h"
 
 struct kevent_ctx {
 	struct log *log;

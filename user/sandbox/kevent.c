@@ -10,7 +10,7 @@
 
 #include "bpfbox.h"
 #include "kevent.h"
-#include "mandatory.h"
+#include "policy/mandatory.h"
 
 static const char *const actions[BB_OP_MAX] = {
 	[BB_OP_OPEN_READ] = "open-read",     [BB_OP_OPEN_WRITE] = "open-write",

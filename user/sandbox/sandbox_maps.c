@@ -12,7 +12,7 @@
 
 #include "bpfbox.h"
 #include "bpfbox.skel.h"
-#include "mandatory.h"
+#include "policy/mandatory.h"
 #include "ring_pool.h"
 #include "sandbox_maps.h"
 

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "bpf_state.h"
-#include "errmsg.h"
+#include "lib/errmsg.h"
 #include "sandbox_maps.h"
 
 struct launch_spec {

@@ -15,20 +15,20 @@
 
 #include <bpf/libbpf.h>
 
-#include "bpf_state.h"
 #include "bpfbox.h"
-#include "cgroup.h"
 #include "commands.h"
-#include "kevent.h"
-#include "launch.h"
-#include "log.h"
-#include "policy.h"
-#include "registry.h"
-#include "sandbox_env.h"
-#include "sandbox_gc.h"
-#include "sandbox_maps.h"
-#include "sandbox_proxy.h"
-#include "supervise.h"
+#include "log/log.h"
+#include "policy/policy.h"
+#include "sandbox/bpf_state.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/kevent.h"
+#include "sandbox/launch.h"
+#include "sandbox/registry.h"
+#include "sandbox/sandbox_env.h"
+#include "sandbox/sandbox_gc.h"
+#include "sandbox/sandbox_maps.h"
+#include "sandbox/sandbox_proxy.h"
+#include "sandbox/supervise.h"
 
 extern char **environ;
 

@@ -24,9 +24,9 @@
 #include <bpf/libbpf.h>
 #include <cjson/cJSON.h>
 
-#include "cgroup.h"
 #include "commands.h"
 #include "probe.skel.h"
+#include "sandbox/cgroup.h"
 
 struct check {
 	const char *name;

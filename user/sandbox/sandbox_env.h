@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 struct env_list {
 	char **v; /* NULL-terminated, for execve */
