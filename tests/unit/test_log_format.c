@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "log/log.h"
+#include "log/log_utf8.h"
 
 #define FFFD "\xef\xbf\xbd"
 #define ELLIPSIS "\xe2\x80\xa6"

@@ -17,6 +17,9 @@
 #include <cjson/cJSON.h>
 
 #include "log.h"
+#include "log_text.h"
+#include "log_utf8.h"
+#include "log_write.h"
 
 struct log_rule {
 	char *command;
@@ -40,45 +43,6 @@ struct log {
 	unsigned long long seq;
 	struct log_counts counts;
 };
-
-static const char *const level_names[LOG_LEVELS] = { "debug", "info", "warn", "error" };
-
-const char *log_level_name(enum log_level level)
-{
-	return (unsigned int)level < LOG_LEVELS ? level_names[level] : "error";
-}
-
-int log_level_parse(const char *s, enum log_level *out)
-{
-	if (!s)
-		return -EINVAL;
-	for (int i = 0; i < LOG_LEVELS; i++) {
-		if (!strcasecmp(s, level_names[i])) {
-			*out = (enum log_level)i;
-			return 0;
-		}
-	}
-	if (!strcasecmp(s, "warning")) {
-		*out = LOG_WARN;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-int log_format_parse(const char *s, enum log_format *out)
-{
-	static const char *const names[] = { "auto", "json", "text" };
-
-	if (!s)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!strcasecmp(s, names[i])) {
-			*out = (enum log_format)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
 
 static char *host_name(void)
 {

@@ -31,14 +31,10 @@
 #include <stddef.h>
 #include <time.h>
 
-enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
-#define LOG_LEVELS 4
+#include "log_event.h"
+#include "log_level.h"
 
-enum log_format {
-	LOG_FORMAT_AUTO, /* text when the destination is a terminal, else JSON */
-	LOG_FORMAT_JSON,
-	LOG_FORMAT_TEXT,
-};
+
 
 struct log_config {
 	enum log_level min_level; /* events below it are counted, not written */
@@ -48,14 +44,8 @@ struct log_config {
 	/* When neither file_path nor fd is given, lines go to stderr (fd 2). */
 };
 
-/* The ECS version whose field names the events follow (ecs.version). */
-#define LOG_ECS_VERSION "8.11.0"
-
-/* Longest string value kept, in bytes; longer ones are cut and flagged. */
-#define LOG_VALUE_MAX 16384
 
 struct log;
-struct log_event;
 
 /*
  * Suppresses reporting of refusals (events marked by
@@ -127,66 +117,7 @@ int log_fd(const struct log *log);
 /* True when lines are written as JSON (false: human-readable text). */
 bool log_is_json(const struct log *log);
 
-/*
- * Parse "debug", "info", "warn"/"warning", "error" and "auto", "json",
- * "text" (case-insensitive). Return 0 or -EINVAL (*out untouched).
- */
-int log_level_parse(const char *s, enum log_level *out);
-int log_format_parse(const char *s, enum log_format *out);
 
-/* "debug", "info", "warn", "error" (the JSON log.level values). */
-const char *log_level_name(enum log_level level);
-
-/*
- * Starts an event. category and type may list several comma-separated
- * values ("access,denied"): ECS event.category and event.type are arrays.
- * kind NULL means "event"; outcome is "success", "failure" or "unknown"
- * (NULL). See docs/events.md for the values of each family. Returns NULL
- * when out of memory; the other functions then do nothing and log_emit()
- * returns -ENOMEM. An event belongs to one thread until emitted.
- */
-struct log_event *log_event_new(enum log_level level, const char *kind, const char *category,
-				const char *type, const char *action, const char *outcome);
-
-/* Frees an event that will not be emitted. NULL is fine. */
-void log_event_free(struct log_event *ev);
-
-/*
- * Set a field by dotted ECS name ("process.thread.id"), creating nested
- * objects and replacing an existing value (or a non-object in the way).
- * Strings may be arbitrary bytes: invalid UTF-8 is replaced with U+FFFD
- * (one per maximal invalid subpart, as Unicode recommends) and values
- * longer than LOG_VALUE_MAX bytes are cut and flagged bpfbox.truncated.
- * A NULL value removes the field. Integers are exact up to 2^53.
- */
-void log_event_set_str(struct log_event *ev, const char *dotted_key, const char *value);
-void log_event_set_int(struct log_event *ev, const char *dotted_key, long long value);
-void log_event_set_bool(struct log_event *ev, const char *dotted_key, bool value);
-/* A NULL-terminated argv as an array of strings. */
-void log_event_set_strv(struct log_event *ev, const char *dotted_key, char *const *argv);
-/* At most len bytes of buf, stopping at a NUL: for fixed-size kernel buffers. */
-void log_event_set_bytes(struct log_event *ev, const char *dotted_key, const void *buf,
-			 size_t len);
-/* error.code (symbolic errno, e.g. "EACCES") and error.message (strerror). */
-void log_event_set_errno(struct log_event *ev, int err);
-
-/* When the event happened (CLOCK_REALTIME); default: when it is emitted. */
-void log_event_set_time(struct log_event *ev, const struct timespec *ts);
-
-/* The human-readable message (ECS message); printf-style, sanitised like strings. */
-void log_event_message(struct log_event *ev, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* Marks a refusal: counted as a violation and subject to ignore rules. */
-void log_event_violation(struct log_event *ev);
-
-/*
- * Turns a refusal into its audit-mode form: bpfbox.audit=true,
- * event.outcome "success" and "denied" replaced by "allowed" in event.type.
- */
-void log_event_audit(struct log_event *ev);
-
-enum log_level log_event_level(const struct log_event *ev);
 
 /*
  * Consumes ev. Counts it, drops it when below min_level or matched by an
@@ -214,25 +145,5 @@ void log_msg(struct log *log, enum log_level level, const char *action, const ch
 unsigned long long log_count(const struct log *log, enum log_level level);
 void log_get_counts(const struct log *log, struct log_counts *out);
 
-/*
- * Module-internal, shared by user/log*.c; not for callers.
- */
-struct cJSON;
-struct cJSON *log_event_json(struct log_event *ev);
-bool log_event_is_violation(const struct log_event *ev);
-bool log_event_has_time(const struct log_event *ev);
-const struct timespec *log_event_time(const struct log_event *ev);
-int log_event_error(const struct log_event *ev);
-/* Copies len bytes (stopping at NUL) as valid UTF-8, at most LOG_VALUE_MAX bytes. */
-char *log_utf8_sanitize(const char *s, size_t len, bool *truncated);
-/* Escapes control and bidi characters of valid UTF-8 for a terminal. */
-char *log_text_escape(const char *s);
-/*
- * Writes len bytes with one write() (more only if the kernel took part); 0 or
- * -errno. hold_sigpipe: turn a vanished reader's SIGPIPE into -EPIPE.
- */
-int log_write_line(int fd, const char *buf, size_t len, bool hold_sigpipe);
-/* The human line of an event, without newline. */
-char *log_text_render(struct cJSON *root, enum log_level level);
 
 #endif

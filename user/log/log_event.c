@@ -12,7 +12,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "log.h"
+#include "log_event.h"
+#include "log_utf8.h"
 
 struct log_event {
 	enum log_level level;

@@ -10,7 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "log.h"
+#include "log_text.h"
+#include "log_utf8.h"
 
 static const char *const upper_names[LOG_LEVELS] = { "DEBUG", "INFO", "WARN", "ERROR" };
 

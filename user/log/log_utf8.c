@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "log_utf8.h"
 
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 static const char ellipsis[] = "\xe2\x80\xa6"; /* U+2026 */

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "log_write.h"
 
 /* How long a full non-blocking destination may stall a writer, in ms. */
 #define LOG_POLL_MS 1000
