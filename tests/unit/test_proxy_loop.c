@@ -24,6 +24,8 @@
 
 #include "proxy/addr_guard.h"
 #include "proxy/proxy.h"
+#include "proxy/proxy_resolve.h"
+#include "proxy/proxy_socks.h"
 
 #define IO_TIMEOUT_MS 5000
 #define MAX_EVENTS 256

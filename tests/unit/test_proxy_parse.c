@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include "proxy/proxy.h"
+#include "proxy/proxy_chunked.h"
+#include "proxy/proxy_http.h"
 
 static ssize_t head_end(const char *s)
 {

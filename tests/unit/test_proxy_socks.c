@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "proxy/proxy.h"
+#include "proxy/proxy_socks.h"
 
 #define U(s) ((const unsigned char *)(s))
 

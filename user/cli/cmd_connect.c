@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "proxy/proxy.h"
+#include "proxy/proxy_http.h"
 
 #define PIPE_BUF_SZ (64 * 1024)
 #define HEAD_MAX (16 * 1024)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "proxy.h"
+#include "proxy_canon.h"
 
 int proxy_canon_default(const char *host, char *out, size_t outlen, const char **err)
 {

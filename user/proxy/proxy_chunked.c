@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "proxy.h"
+#include "proxy_chunked.h"
 
 enum {
 	CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,

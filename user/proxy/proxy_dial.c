@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "proxy_dial.h"
 
 int proxy_dial_start(const struct sockaddr_storage *ss, unsigned port)
 {

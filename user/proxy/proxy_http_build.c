@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proxy.h"
+#include "proxy_http.h"
 
 struct out {
 	char *p;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proxy.h"
+#include "proxy_http.h"
 
 static bool is_tchar(unsigned char c)
 {

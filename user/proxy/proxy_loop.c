@@ -21,34 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "addr_guard.h"
-#include "proxy.h"
+#include "proxy_canon.h"
+#include "proxy_conn.h"
+#include "proxy_session.h"
 
 #define TAG_LISTEN 1ULL
 #define TAG_WAKE 2ULL
-#define TAG_UPSTREAM 1ULL	/* low bit of a conn pointer: the upstream socket */
 #define MAX_EVENTS 64
 #define ACCEPT_BURST 64
 #define ACCEPT_PAUSE_MS 100
 #define PUMP_ROUNDS 16
 
-struct proxy {
-	struct proxy_config cfg;
-	struct addr_guard own_guard;
-	const struct addr_guard *guard;
-	int lfd, epfd, wakefd;
-	struct sockaddr_in self;
-	pthread_t thread;
-	bool thread_started;
-	atomic_bool stop;
-	struct proxy_resolver *res;
-	struct proxy_conn *conns;
-	unsigned nconns;
-	struct proxy_conn *ready, *dead;
-	unsigned long long now, next_tick, accept_resume;
-	unsigned tick_ms;
-	bool accept_paused;
-};
 
 static unsigned long long mono_ms(void)
 {
@@ -56,107 +39,6 @@ static unsigned long long mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
-}
-
-unsigned long long proxy_now(const struct proxy *p)
-{
-	return p->now;
-}
-
-unsigned proxy_idle_ms(const struct proxy *p)
-{
-	return p->cfg.idle_timeout_ms;
-}
-
-unsigned proxy_header_limit(const struct proxy *p)
-{
-	return p->cfg.header_limit;
-}
-
-const struct proxy_config *proxy_cfg(const struct proxy *p)
-{
-	return &p->cfg;
-}
-
-const struct addr_guard *proxy_guard(const struct proxy *p)
-{
-	return p->guard;
-}
-
-const struct sockaddr_in *proxy_self(const struct proxy *p)
-{
-	return &p->self;
-}
-
-static const char *proto_name(enum proxy_proto proto)
-{
-	switch (proto) {
-	case PP_CONNECT:
-		return "http-connect";
-	case PP_HTTP:
-		return "http";
-	case PP_SOCKS5:
-		return "socks5";
-	case PP_SOCKS4:
-		return "socks4";
-	default:
-		return "unknown";
-	}
-}
-
-static void emit(struct proxy *p, const struct proxy_conn *c)
-{
-	struct proxy_event ev = {
-		.protocol = proto_name(c->proto),
-		.method = c->method[0] ? c->method : NULL,
-		.host = c->host[0] ? c->host : NULL,
-		.port = c->port,
-		.allowed = c->allowed,
-		.rule = c->rule[0] ? c->rule : NULL,
-		.reason = c->reason[0] ? c->reason : NULL,
-		.client_addr = c->client_addr,
-		.status = c->status,
-		.bytes_up = c->bytes_up,
-		.bytes_down = c->bytes_down,
-		.error = c->error[0] ? c->error : NULL,
-	};
-
-	if (p->cfg.on_event)
-		p->cfg.on_event(p->cfg.ctx, &ev);
-}
-
-void proxy_conn_close(struct proxy_conn *c, const char *error)
-{
-	struct proxy *p = c->p;
-
-	if (c->st == PS_DEAD)
-		return;
-	if (error && !c->error[0])
-		snprintf(c->error, sizeof(c->error), "%s", error);
-	/* A connection that never sent a byte made no request: nothing to log. */
-	if (c->saw_bytes)
-		emit(p, c);
-	if (c->job)
-		c->job->owner = NULL;	/* the worker's result will be dropped */
-	c->job = NULL;
-	if (c->cfd >= 0)
-		close(c->cfd);
-	if (c->ufd >= 0)
-		close(c->ufd);
-	c->cfd = c->ufd = -1;
-	proxy_pipe_close(&c->to_up);
-	proxy_pipe_close(&c->to_down);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		p->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	p->nconns--;
-	c->st = PS_DEAD;
-	/* Freed after this round of events: later events may still name it. */
-	c->next = p->dead;
-	p->dead = c;
 }
 
 static void free_conn(struct proxy_conn *c)
@@ -193,7 +75,7 @@ static void ready_add(struct proxy_conn *c)
 }
 
 /* Progress until nothing moves; a busy connection yields after a budget. */
-void proxy_session_pump(struct proxy_conn *c)
+static void pump(struct proxy_conn *c)
 {
 	for (int round = 0; round < PUMP_ROUNDS; round++) {
 		enum proxy_state before = c->st;
@@ -218,28 +100,8 @@ static void run_ready(struct proxy *p)
 		list = c->ready_next;
 		c->in_ready = false;
 		if (c->st != PS_DEAD)
-			proxy_session_pump(c);
+			pump(c);
 	}
-}
-
-int proxy_watch_upstream(struct proxy_conn *c)
-{
-	struct epoll_event ev = {
-		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-		.data.u64 = (uint64_t)(uintptr_t)c | TAG_UPSTREAM,
-	};
-
-	c->urd = c->uwr = false;
-	if (epoll_ctl(c->p->epfd, EPOLL_CTL_ADD, c->ufd, &ev))
-		return -errno;
-	return 0;
-}
-
-void proxy_submit_resolve(struct proxy_conn *c, struct proxy_rjob *job)
-{
-	job->owner = c;
-	c->job = job;
-	proxy_resolver_submit(c->p->res, job);
 }
 
 static void capacity_event(struct proxy *p, const struct sockaddr_storage *ss)
@@ -342,7 +204,7 @@ static void take_resolved(struct proxy *p)
 			c->job = NULL;
 			proxy_session_resolved(c, job);
 			if (c->st != PS_DEAD)
-				proxy_session_pump(c);
+				pump(c);
 		}
 		free(job);
 		job = next;
@@ -362,7 +224,7 @@ static void on_conn_event(struct proxy_conn *c, bool upstream, uint32_t e)
 		c->crd |= !!(e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR));
 		c->cwr |= !!(e & (EPOLLOUT | EPOLLHUP | EPOLLERR));
 	}
-	proxy_session_pump(c);
+	pump(c);
 }
 
 static void check_timers(struct proxy *p)
@@ -376,7 +238,7 @@ static void check_timers(struct proxy *p)
 		if (p->now >= c->deadline) {
 			proxy_session_timeout(c);
 			if (c->st != PS_DEAD)
-				proxy_session_pump(c);
+				pump(c);
 		}
 	}
 }
@@ -401,8 +263,8 @@ static void *loop(void *arg)
 			else if (tag == TAG_WAKE)
 				take_resolved(p);
 			else
-				on_conn_event((struct proxy_conn *)(uintptr_t)(tag & ~TAG_UPSTREAM),
-					      tag & TAG_UPSTREAM, evs[i].events);
+				on_conn_event((struct proxy_conn *)(uintptr_t)(tag & ~PROXY_TAG_UPSTREAM),
+					      tag & PROXY_TAG_UPSTREAM, evs[i].events);
 		}
 		run_ready(p);
 		if (p->now >= p->next_tick) {

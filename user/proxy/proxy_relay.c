@@ -12,7 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "proxy_conn.h"
+#include "proxy_relay.h"
+#include "proxy_reply.h"
 
 #define RELAY_BUF (64 * 1024)
 #define RESP_SLACK 1024		/* room to grow a response head while rewriting it */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "proxy_resolve.h"
 
 #define RESOLVER_MAX_THREADS 16
 

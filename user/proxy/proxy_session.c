@@ -13,8 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "addr_guard.h"
-#include "proxy.h"
+#include "proxy_canon.h"
+#include "proxy_conn.h"
+#include "proxy_dial.h"
+#include "proxy_relay.h"
+#include "proxy_reply.h"
+#include "proxy_session.h"
+#include "proxy_socks.h"
 
 #define LINGER_MS 2000
 
@@ -27,49 +32,6 @@ static void consume(struct proxy_buf *b, size_t n)
 {
 	memmove(b->data, b->data + n, b->len - n);
 	b->len -= n;
-}
-
-static void drop_upstream(struct proxy_conn *c)
-{
-	if (c->ufd >= 0)
-		close(c->ufd);
-	c->ufd = -1;
-	c->urd = c->uwr = false;
-	if (c->job)
-		c->job->owner = NULL;
-	c->job = NULL;
-}
-
-void proxy_reply_bytes(struct proxy_conn *c, const void *b, size_t n, int status,
-		       const char *error, bool then_close)
-{
-	if (c->cout_off == c->cout_len)
-		c->cout_off = c->cout_len = 0;
-	if (n > sizeof(c->cout) - c->cout_len)
-		n = sizeof(c->cout) - c->cout_len;	/* cannot happen: replies are small */
-	memcpy(c->cout + c->cout_len, b, n);
-	c->cout_len += n;
-	c->status = status;
-	if (error && !c->error[0])
-		set_str(c->error, sizeof(c->error), error);
-	if (then_close) {
-		drop_upstream(c);
-		c->down.off = c->down.len = 0;
-		c->st = PS_REPLY;
-		c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
-	}
-}
-
-void proxy_reply_http(struct proxy_conn *c, unsigned status, const char *reason,
-		      const char *proxy_error, const char *body, const char *error)
-{
-	char buf[sizeof(c->cout)];
-	ssize_t n = proxy_build_reply(buf, sizeof(buf), status, reason, proxy_error, body);
-
-	if (n < 0)
-		n = snprintf(buf, sizeof(buf), "HTTP/1.1 %u %s\r\nConnection: close\r\n\r\n",
-			     status, "Error");
-	proxy_reply_bytes(c, buf, (size_t)n, (int)status, error, true);
 }
 
 static void reply_socks(struct proxy_conn *c, unsigned char rep, const char *error, bool close)
@@ -201,7 +163,7 @@ static void start_dial(struct proxy_conn *c)
 		c->ufd = fd;
 		c->dial_err = proxy_watch_upstream(c);
 		if (c->dial_err) {
-			drop_upstream(c);
+			proxy_drop_upstream(c);
 			c->next_addr++;
 			continue;
 		}
@@ -502,7 +464,7 @@ static bool connect_step(struct proxy_conn *c)
 		err = -errno;
 	}
 	if (err) {
-		drop_upstream(c);
+		proxy_drop_upstream(c);
 		c->dial_err = err;
 		c->next_addr++;
 		start_dial(c);

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "proxy.h"
+#include "proxy_socks.h"
 
 ssize_t proxy_socks5_greeting(const unsigned char *buf, size_t len, bool *noauth)
 {

@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "proxy_splice.h"
 
 #define PIPE_CAP (1024 * 1024)
 #define PUMP_ROUNDS 16	/* then yield to the other connections */

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One client connection and the proxy it lives in: what the event loop,
+ * the session (negotiation, decision, dial) and the relay all touch. The
+ * loop drives sessions, sessions drive the relay; the services below are
+ * what both may ask of the proxy, so neither calls back up into the loop.
+ */
+#ifndef BPFBOX_PROXY_CONN_H
+#define BPFBOX_PROXY_CONN_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "addr_guard.h"
+#include "proxy.h"
+#include "proxy_chunked.h"
+#include "proxy_http.h"
+#include "proxy_resolve.h"
+#include "proxy_splice.h"
+
+/* The low bit of a conn pointer in an epoll tag: the event is the upstream socket's. */
+#define PROXY_TAG_UPSTREAM 1ULL
+
+/* The proxy: owned by its loop thread (proxy_loop.c), which alone touches it. */
+struct proxy {
+	struct proxy_config cfg;
+	struct addr_guard own_guard;
+	const struct addr_guard *guard;
+	int lfd, epfd, wakefd;
+	struct sockaddr_in self;
+	pthread_t thread;
+	bool thread_started;
+	atomic_bool stop;
+	struct proxy_resolver *res;
+	struct proxy_conn *conns;
+	unsigned nconns;
+	struct proxy_conn *ready, *dead;
+	unsigned long long now, next_tick, accept_resume;
+	unsigned tick_ms;
+	bool accept_paused;
+};
+
+struct proxy_buf {
+	char *data;
+	size_t off, len, cap;
+};
+
+enum proxy_state {
+	PS_SNIFF, PS_HTTP_HEAD, PS_SOCKS5_GREET, PS_SOCKS5_REQ, PS_SOCKS4,
+	PS_RESOLVE, PS_CONNECT, PS_RELAY, PS_REPLY, PS_LINGER, PS_DEAD,
+};
+
+enum proxy_proto { PP_NONE, PP_CONNECT, PP_HTTP, PP_SOCKS5, PP_SOCKS4 };
+
+struct proxy_conn {
+	struct proxy *p;
+	struct proxy_conn *prev, *next;	/* all live connections */
+	struct proxy_conn *ready_next;	/* has work left after its budget */
+	bool in_ready;
+	int cfd, ufd;
+	bool crd, cwr, urd, uwr;	/* edge-triggered readiness not yet used up */
+	enum proxy_state st;
+	enum proxy_proto proto;
+	unsigned long long deadline;	/* ms, CLOCK_MONOTONIC */
+	struct proxy_buf in;		/* client bytes not yet parsed or framed */
+	struct proxy_buf up, down;	/* to upstream / to client */
+	char cout[640];			/* the proxy's own answer to the client */
+	size_t cout_off, cout_len;
+	size_t head_scan;
+	bool saw_bytes, allowed, up_eof, up_shut, down_eof, down_shut;
+	int status;
+	char method[24];
+	char host[PROXY_HOST_MAX];
+	unsigned port;
+	char rule[160], reason[128], error[160], client_addr[64];
+	unsigned long long bytes_up, bytes_down, lingered;
+	struct proxy_rjob *job;
+	struct sockaddr_storage addrs[PROXY_MAX_ADDRS];
+	size_t naddrs, next_addr;
+	int dial_err;
+	/* HTTP forwarding */
+	struct proxy_body body;
+	struct proxy_chunked chunk;
+	bool body_done, resp_done;
+	size_t resp_base, resp_scan;	/* start of the response head being parsed */
+	bool resp_sent;			/* some response byte reached the client */
+	/* Once a direction is a plain byte pipe and its buffer is empty, splice(2) moves it. */
+	struct proxy_pipe to_up, to_down;
+	bool up_spliced, down_spliced;
+};
+
+/* proxy_conn.c: what a connection may ask of its proxy. */
+unsigned long long proxy_now(const struct proxy *p);
+unsigned proxy_idle_ms(const struct proxy *p);
+unsigned proxy_header_limit(const struct proxy *p);
+const struct proxy_config *proxy_cfg(const struct proxy *p);
+const struct addr_guard *proxy_guard(const struct proxy *p);
+const struct sockaddr_in *proxy_self(const struct proxy *p);
+/* Adds the upstream socket to the loop's epoll set; negative errno. */
+int proxy_watch_upstream(struct proxy_conn *c);
+/* Closes the upstream socket and forgets a pending resolution. */
+void proxy_drop_upstream(struct proxy_conn *c);
+void proxy_submit_resolve(struct proxy_conn *c, struct proxy_rjob *job);
+/*
+ * Emits the connection's event, closes its sockets and unlinks it; the
+ * loop frees it after the current round (later events may still name it).
+ */
+void proxy_conn_close(struct proxy_conn *c, const char *error);
+
+#endif
