@@ -261,6 +261,14 @@ static int build_specs(struct exec_run *r)
 	const struct policy *p = r->policy;
 	size_t cap = p->n_fs_rules + p->n_allow_unix_sockets + 1, n = 0;
 
+	/*
+	 * A caller's effective policy under a ceiling has two rule layers, which
+	 * the kernel's rules do not carry yet (docs/design.md, "Two layers"):
+	 * merging them here would let one layer's allowRead reopen the other's
+	 * denyRead, so refuse rather than load them as one.
+	 */
+	if (p->has_ceiling)
+		return -EOPNOTSUPP;
 	r->specs = calloc(cap, sizeof(*r->specs));
 	r->spec_paths = calloc(cap, sizeof(*r->spec_paths));
 	r->rule_names = calloc(cap, sizeof(*r->rule_names));
@@ -565,7 +573,9 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 		return errmsg_set(&em, -errno, "creating %s", r->tmpdir), setup_failed(r, "TMPDIR", &em), -EIO;
 	err = build_specs(r);
 	if (err)
-		return errmsg_set(&em, err, "building rules"), setup_failed(r, "rules", &em), err;
+		return errmsg_set(&em, err, err == -EOPNOTSUPP ? "building rules: the kernel side does not "
+				  "carry the administrator's rule layer yet" : "building rules"),
+		       setup_failed(r, "rules", &em), err;
 	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_flags(r), &r->ringbuf_fd, &em);
 	if (err)
 		return setup_failed(r, "registering the sandbox", &em), err;

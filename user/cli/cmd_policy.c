@@ -3,17 +3,20 @@
  * `bpfbox policy check|show|explain`: the administrator's view of a policy
  * file, using exactly the loader and decision model that exec relies on.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "policy/policy.h"
+#include "policy/policy_ceiling.h"
 
 #define EXIT_USAGE 2
 
 struct opts {
 	bool strict, debug, write, force_path, force_host;
+	const char *ceiling;	/* --ceiling: the administrator's policy over FILE */
 	const char *args[2];
 	int nargs;
 };
@@ -21,9 +24,10 @@ struct opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bpfbox policy check [--strict] [--debug] [FILE]\n"
-		"       bpfbox policy show [--strict] [--debug] [FILE]\n"
-		"       bpfbox policy explain [--strict] [--write] [--path|--host] FILE TARGET\n"
+		"usage: bpfbox policy check [--strict] [--debug] [--ceiling ADMIN] [FILE]\n"
+		"       bpfbox policy show [--strict] [--debug] [--ceiling ADMIN] [FILE]\n"
+		"       bpfbox policy explain [--strict] [--write] [--path|--host] [--ceiling ADMIN]\n"
+		"                             FILE TARGET\n"
 		"\n"
 		"  check    validate FILE, list every problem; exit 0, or 125 if rejected\n"
 		"  show     print the effective policy as JSON (absolute paths, canonical\n"
@@ -34,8 +38,12 @@ static void usage(FILE *out)
 		"\n"
 		"Without FILE, check and show use --policy's discovery order:\n"
 		"$BPFBOX_POLICY, then " POLICY_SYSTEM_PATH ", else the built-in default.\n"
-		"  --strict  warnings (unknown keys, ...) are errors\n"
-		"  --debug   also print debug notes (ignored srt-only fields, ...)\n");
+		"  --strict  warnings (unknown keys, ...) are errors, and so is a grant\n"
+		"            of FILE that the ceiling takes away\n"
+		"  --debug   also print debug notes (ignored srt-only fields, ...)\n"
+		"  --ceiling ADMIN  FILE as a caller bound by the administrator's policy\n"
+		"            ADMIN: print each grant of FILE that ADMIN takes away, and use\n"
+		"            the intersection of both (without FILE: ADMIN as it is)\n");
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -53,6 +61,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->force_path = true;
 		else if (!strcmp(a, "--host"))
 			o->force_host = true;
+		else if (!strcmp(a, "--ceiling") && i + 1 < argc)
+			o->ceiling = argv[++i];
+		else if (!strncmp(a, "--ceiling=", 10) && a[10])
+			o->ceiling = a + 10;
 		else if (!strcmp(a, "--")) {
 			/* Everything after "--" is FILE/TARGET, even "-x". */
 			for (i++; i < argc; i++) {
@@ -88,6 +100,42 @@ static int load(const char *file, const struct opts *o, struct policy **p)
 	return ret;
 }
 
+/*
+ * FILE under the --ceiling policy: both are loaded (problems printed), then
+ * every cut is printed. Without FILE the administrator's policy is used as it
+ * is. Returns 0 or a negative errno (-EPERM: cuts under --strict).
+ */
+static int load_under_ceiling(const char *file, const struct opts *o, struct policy **p)
+{
+	struct ceiling_cuts cuts = CEILING_CUTS_INIT;
+	struct policy *admin = NULL, *caller = NULL;
+	int ret;
+
+	*p = NULL;
+	ret = load(o->ceiling, o, &admin);
+	if (ret || !file) {
+		*p = admin;
+		return ret;
+	}
+	ret = load(file, o, &caller);
+	if (ret)
+		goto out;
+	ret = policy_ceiling_apply(admin, caller, o->strict, p, &cuts);
+	ceiling_cuts_print(&cuts, stderr);
+	if (ret == -EPERM)
+		fprintf(stderr, "bpfbox: %s: the administrator's policy (%s) takes away %zu "
+			"grant(s), an error under --strict; the command was not run\n", file,
+			o->ceiling, cuts.n);
+	else if (ret)
+		fprintf(stderr, "bpfbox: %s\n", ret == -ENOMEM ? "out of memory" :
+			"cannot apply the ceiling");
+out:
+	ceiling_cuts_free(&cuts);
+	policy_free(caller);
+	policy_free(admin);
+	return ret;
+}
+
 static const char *discover(const struct opts *o)
 {
 	const char *f = o->nargs ? o->args[0] : policy_discover(NULL);
@@ -98,25 +146,36 @@ static const char *discover(const struct opts *o)
 	return f;
 }
 
+/* FILE (or the discovered policy), or FILE under --ceiling. */
+static int load_effective(const char *file, const struct opts *o, struct policy **p)
+{
+	return o->ceiling ? load_under_ceiling(file, o, p) : load(file, o, p);
+}
+
 static int do_check(const struct opts *o)
 {
-	const char *file = discover(o);
+	const char *file = o->ceiling ? (o->nargs ? o->args[0] : NULL) : discover(o);
 	struct policy *p = NULL;
 
-	if (load(file, o, &p))
+	if (load_effective(file, o, &p))
 		return BPFBOX_EXIT_SETUP;
-	printf("bpfbox: %s: policy ok (sha256 %s)\n", file ? file : "(default)", p->digest);
+	if (p->has_ceiling)
+		printf("bpfbox: %s: policy ok (sha256 %s) under the administrator's %s "
+		       "(sha256 %s)\n", file, p->digest, p->ceiling_file, p->ceiling_digest);
+	else
+		printf("bpfbox: %s: policy ok (sha256 %s)\n",
+		       o->ceiling ? o->ceiling : file ? file : "(default)", p->digest);
 	policy_free(p);
 	return 0;
 }
 
 static int do_show(const struct opts *o)
 {
-	const char *file = discover(o);
+	const char *file = o->ceiling ? (o->nargs ? o->args[0] : NULL) : discover(o);
 	struct policy *p = NULL;
 	char *text;
 
-	if (load(file, o, &p))
+	if (load_effective(file, o, &p))
 		return BPFBOX_EXIT_SETUP;
 	text = policy_to_json(p);
 	policy_free(p);
@@ -132,6 +191,28 @@ static int do_show(const struct opts *o)
 static bool looks_like_path(const char *t)
 {
 	return strchr(t, '/') || t[0] == '~' || t[0] == '.';
+}
+
+/* Under a ceiling: each layer's own decision, below the combined one. */
+static void explain_layers(const struct policy *p, const char *abs, bool write)
+{
+	static const char *const who[FS_LAYERS] = { "caller", "administrator" };
+
+	for (int l = 0; l < FS_LAYERS; l++) {
+		struct fs_decision d;
+
+		if (write)
+			policy_decide_layer_write(p, (enum fs_layer)l, abs, &d);
+		else
+			policy_decide_layer_read(p, (enum fs_layer)l, abs, &d);
+		printf("  %s layer (%s): %s by %s\n", who[l], l ? p->ceiling_file :
+		       p->file ? p->file : "(default)", d.allowed ? "allowed" : "denied",
+		       d.rule_name);
+	}
+	if (write)
+		printf("  a write needs both layers, and the mandatory deny set applies to both\n");
+	else
+		printf("  a read needs both layers\n");
 }
 
 static int explain_path(const struct policy *p, const char *target, bool write)
@@ -155,6 +236,8 @@ static int explain_path(const struct policy *p, const char *target, bool write)
 	if (!strncmp(d.rule_name, "mandatory:", 10))
 		printf(" (always write-protected, at any depth)");
 	printf("\n");
+	if (p->has_ceiling)
+		explain_layers(p, abs, write);
 	if (p->audit && !d.allowed)
 		printf("audit mode: this would be logged, not blocked\n");
 	free(abs);
@@ -231,7 +314,7 @@ static int do_explain(const struct opts *o)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (load(o->args[0], o, &p))
+	if (load_effective(o->args[0], o, &p))
 		return BPFBOX_EXIT_SETUP;
 	target = o->args[1];
 	if (o->write || o->force_path || (!o->force_host && looks_like_path(target)))

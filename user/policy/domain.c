@@ -190,3 +190,67 @@ bool domain_pattern_match(const struct domain_pattern *p, const char *canon_host
 	}
 	return false;
 }
+
+/* Is name a strict subdomain of suffix (not an IP address)? */
+static bool strict_subdomain(const char *name, const char *suffix)
+{
+	size_t hl = strlen(name), sl = strlen(suffix);
+
+	return !host_ip_family(name) && hl > sl + 1 && name[hl - sl - 1] == '.' &&
+	       !strcmp(name + hl - sl, suffix);
+}
+
+static bool exact_kind(enum domain_kind k)
+{
+	return k == DOMAIN_NAME || k == DOMAIN_IPV4 || k == DOMAIN_IPV6;
+}
+
+/* Host part only; a is the narrower when one contains the other. */
+static bool host_intersect(const struct domain_pattern *a, const struct domain_pattern *b,
+			   struct domain_pattern *out)
+{
+	if (b->kind == DOMAIN_ANY || (a->kind == b->kind && !strcmp(a->host, b->host))) {
+		*out = *a;
+		return true;
+	}
+	if (a->kind == DOMAIN_ANY) {
+		*out = *b;
+		return true;
+	}
+	if (exact_kind(a->kind) && exact_kind(b->kind))
+		return false;	/* different hosts */
+	if (b->kind == DOMAIN_WILDCARD && (a->kind == DOMAIN_NAME || a->kind == DOMAIN_WILDCARD) &&
+	    strict_subdomain(a->host, b->host)) {
+		*out = *a;
+		return true;
+	}
+	if (a->kind == DOMAIN_WILDCARD && (b->kind == DOMAIN_NAME || b->kind == DOMAIN_WILDCARD) &&
+	    strict_subdomain(b->host, a->host)) {
+		*out = *b;
+		return true;
+	}
+	return false;
+}
+
+bool domain_pattern_intersect(const struct domain_pattern *a, const struct domain_pattern *b,
+			      struct domain_pattern *out)
+{
+	struct domain_pattern r;
+
+	if (a->port && b->port && a->port != b->port)
+		return false;
+	if (!host_intersect(a, b, &r))
+		return false;
+	r.port = a->port ? a->port : b->port;
+	format_text(&r);
+	*out = r;
+	return true;
+}
+
+bool domain_pattern_covers(const struct domain_pattern *b, const struct domain_pattern *a)
+{
+	struct domain_pattern r;
+
+	return domain_pattern_intersect(a, b, &r) && r.kind == a->kind && r.port == a->port &&
+	       !strcmp(r.host, a->host);
+}

@@ -45,6 +45,18 @@ bool domain_pattern_match(const struct domain_pattern *p, const char *canon_host
 			  unsigned port);
 
 /*
+ * The entries matching what both a and b match, as one pattern (patterns are
+ * closed under intersection: a name, a narrower wildcard, an address, or the
+ * tighter port). Returns false when nothing matches both; out gets its
+ * canonical text. b covers a exactly when the intersection is a itself
+ * (domain_pattern_covers).
+ */
+bool domain_pattern_intersect(const struct domain_pattern *a, const struct domain_pattern *b,
+			      struct domain_pattern *out);
+/* Does every host and port a matches also match b? */
+bool domain_pattern_covers(const struct domain_pattern *b, const struct domain_pattern *a);
+
+/*
  * Validates a requested host and writes its canonical form: lower case,
  * trailing dot removed, IPv4 in any inet_aton/WHATWG spelling (127.1,
  * 2130706433, 0x7f.0.0.1, 0177.0.0.1) as a dotted quad, IPv6 (bracketed or

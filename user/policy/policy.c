@@ -91,8 +91,11 @@ void policy_free(struct policy *p)
 		free(p->fs_rules[i].path);
 		free(p->fs_rules[i].source);
 		free(p->fs_rules[i].name);
+		free(p->fs_rules[i].jpath);
 	}
 	free(p->fs_rules);
+	free(p->ceiling_allowed_domains);
+	free(p->ceiling_file);
 	free(p->allowed_domains);
 	strv_free(p->allowed_sources, p->n_allowed_domains);
 	strv_free(p->allowed_rule_names, p->n_allowed_domains);

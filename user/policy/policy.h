@@ -24,14 +24,28 @@
 
 enum fs_rule_kind { FS_DENY_READ, FS_ALLOW_READ, FS_ALLOW_WRITE, FS_DENY_WRITE };
 
+/*
+ * Under an administrator's ceiling (policy_ceiling.h) the filesystem rules
+ * are two layers, each deciding on its own (deepest read rule, any denyWrite,
+ * some allowWrite): a path is readable or writable only when both layers
+ * allow it. A policy without a ceiling has the one layer FS_LAYER_OWN.
+ */
+enum fs_layer {
+	FS_LAYER_OWN,		/* the policy's own rules; under a ceiling, the caller's */
+	FS_LAYER_CEILING,	/* the administrator's rules (names start "ceiling:") */
+};
+#define FS_LAYERS 2
+
 struct fs_rule {
 	enum fs_rule_kind kind;
+	enum fs_layer layer;
 	char *path;	/* absolute, normalised, symlinks resolved (unless that would widen scope) */
 	char *source;	/* the entry as written in the file, for messages/events */
 	bool from_default; /* implicit rule bpfbox added (e.g. /dev/null) */
 	char *name;	/* "denyRead:/home/u/.ssh", "implicit:allowWrite:/dev/null" */
 	bool kept_spelling; /* a symlink was left unresolved because it would widen scope */
 	bool from_glob;	/* one match of a denyRead glob expanded at load */
+	char *jpath;	/* "filesystem.allowWrite[1]"; NULL for implicit rules */
 };
 
 /* ignoreViolations: "<command substring>" or "*" -> violation-line substrings. */
@@ -92,6 +106,18 @@ struct policy {
 	struct ignore_rule *ignore;
 	size_t n_ignore;
 
+	/*
+	 * Set when this is a caller's effective policy under an administrator's
+	 * ceiling (policy_ceiling_apply): fs_rules hold both layers, and a host
+	 * must also match the administrator's allowedDomains below. Every other
+	 * field above already holds the intersection.
+	 */
+	bool has_ceiling;
+	struct domain_pattern *ceiling_allowed_domains;
+	size_t n_ceiling_allowed_domains;
+	char *ceiling_file;	/* the administrator's policy file */
+	char ceiling_digest[65];
+
 	char digest[65];	/* sha256 hex of the file bytes, or of "default" */
 	char *file;		/* path it came from, NULL for the built-in default */
 	char *cwd;		/* what relative entries were resolved against */
@@ -149,16 +175,37 @@ struct fs_decision {
 	const struct fs_rule *rule;	/* NULL for mandatory/default decisions */
 	const char *rule_name;	/* "denyRead:/home/u/.ssh", "mandatory:.git/hooks", "default:write" */
 };
-/* Deepest matching denyRead/allowRead wins; at equal depth allowRead wins; else allowed. */
+/*
+ * Deepest matching denyRead/allowRead wins; at equal depth allowRead wins; else allowed.
+ * Under a ceiling each layer decides so, and both must allow (the caller's
+ * refusal is reported first).
+ */
 void policy_decide_read(const struct policy *p, const char *abs_path, struct fs_decision *out);
-/* Mandatory set, then any denyWrite on the path or above, then allowWrite, else "default:write". */
+/*
+ * Mandatory set, then any denyWrite on the path or above, then allowWrite, else
+ * "default:write". Under a ceiling: the mandatory set, then a denyWrite of
+ * either layer, then each layer needs an allowWrite ("ceiling:default:write").
+ */
 void policy_decide_write(const struct policy *p, const char *abs_path, struct fs_decision *out);
+/*
+ * One layer's own decision, without the mandatory set or filesystem.disabled
+ * (explain shows both layers; the ceiling uses it to find what it cuts).
+ * A layer without any rule allows reads and refuses writes.
+ */
+void policy_decide_layer_read(const struct policy *p, enum fs_layer layer, const char *abs_path,
+			      struct fs_decision *out);
+void policy_decide_layer_write(const struct policy *p, enum fs_layer layer, const char *abs_path,
+			       struct fs_decision *out);
+/* Is rule_path the same path as path, or an ancestor of it? */
+bool policy_path_covers(const char *rule_path, const char *path);
 
 enum net_verdict { NET_DENY_MALFORMED, NET_DENY_DENIED, NET_ALLOW, NET_DENY_NOT_ALLOWED };
 /*
  * Canonicalises host, then: malformed -> deny; any deniedDomains match ->
  * deny (*reason = deniedDomainReasons entry or NULL); any allowedDomains
- * match -> allow; else deny. *rule_name: "deniedDomains:<canonical entry>",
+ * match -> allow (under a ceiling, the administrator's allowedDomains must
+ * match too, else "ceiling:default:network"); else deny. *rule_name:
+ * "deniedDomains:<canonical entry>",
  * "allowedDomains:<canonical entry>", "malformed" (then *reason says why)
  * or "default:network". Strings live as long as p (or are static).
  * rule_name and reason may be NULL. Port 0 or above 65535 is malformed.

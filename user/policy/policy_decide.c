@@ -89,8 +89,7 @@ static const char *mandatory_hit(const struct policy *p, const char *path)
 	return NULL;
 }
 
-/* rule covers path: the same path or an ancestor of it. */
-static bool covers(const char *rule, const char *path)
+bool policy_path_covers(const char *rule, const char *path)
 {
 	size_t rl = strlen(rule);
 
@@ -118,21 +117,18 @@ static void decide(struct fs_decision *out, bool allowed, const struct fs_rule *
 	out->rule_name = r ? r->name : name;
 }
 
-void policy_decide_read(const struct policy *p, const char *abs_path, struct fs_decision *out)
+void policy_decide_layer_read(const struct policy *p, enum fs_layer layer, const char *abs_path,
+			      struct fs_decision *out)
 {
 	const struct fs_rule *best = NULL;
 	int best_depth = -1;
 
-	if (p->fs_disabled) {
-		decide(out, true, NULL, "filesystem.disabled");
-		return;
-	}
 	for (size_t i = 0; i < p->n_fs_rules; i++) {
 		const struct fs_rule *r = &p->fs_rules[i];
 		int d;
 
-		if ((r->kind != FS_DENY_READ && r->kind != FS_ALLOW_READ) ||
-		    !covers(r->path, abs_path))
+		if (r->layer != layer || (r->kind != FS_DENY_READ && r->kind != FS_ALLOW_READ) ||
+		    !policy_path_covers(r->path, abs_path))
 			continue;
 		d = depth(r->path);
 		/* Deepest wins; at equal depth allowRead beats denyRead (srt). */
@@ -143,30 +139,22 @@ void policy_decide_read(const struct policy *p, const char *abs_path, struct fs_
 		}
 	}
 	if (!best) {
-		decide(out, true, NULL, "default:read");
+		decide(out, true, NULL, layer == FS_LAYER_CEILING ? "ceiling:default:read" :
+		       "default:read");
 		return;
 	}
 	decide(out, best->kind == FS_ALLOW_READ, best, NULL);
 }
 
-void policy_decide_write(const struct policy *p, const char *abs_path, struct fs_decision *out)
+void policy_decide_layer_write(const struct policy *p, enum fs_layer layer, const char *abs_path,
+			       struct fs_decision *out)
 {
 	const struct fs_rule *allow = NULL;
-	const char *m;
 
-	if (p->fs_disabled) {
-		decide(out, true, NULL, "filesystem.disabled");
-		return;
-	}
-	m = mandatory_hit(p, abs_path);
-	if (m) {
-		decide(out, false, NULL, m);
-		return;
-	}
 	for (size_t i = 0; i < p->n_fs_rules; i++) {
 		const struct fs_rule *r = &p->fs_rules[i];
 
-		if (!covers(r->path, abs_path))
+		if (r->layer != layer || !policy_path_covers(r->path, abs_path))
 			continue;
 		/* A denyWrite anywhere on the path wins, even above an allow. */
 		if (r->kind == FS_DENY_WRITE) {
@@ -180,7 +168,50 @@ void policy_decide_write(const struct policy *p, const char *abs_path, struct fs
 		decide(out, true, allow, NULL);
 		return;
 	}
-	decide(out, false, NULL, "default:write");
+	decide(out, false, NULL, layer == FS_LAYER_CEILING ? "ceiling:default:write" :
+	       "default:write");
+}
+
+void policy_decide_read(const struct policy *p, const char *abs_path, struct fs_decision *out)
+{
+	struct fs_decision ceiling;
+
+	if (p->fs_disabled) {
+		decide(out, true, NULL, "filesystem.disabled");
+		return;
+	}
+	policy_decide_layer_read(p, FS_LAYER_OWN, abs_path, out);
+	if (!out->allowed || !p->has_ceiling)
+		return;
+	policy_decide_layer_read(p, FS_LAYER_CEILING, abs_path, &ceiling);
+	if (!ceiling.allowed)
+		*out = ceiling;
+}
+
+void policy_decide_write(const struct policy *p, const char *abs_path, struct fs_decision *out)
+{
+	struct fs_decision own, ceiling;
+	const char *m;
+
+	if (p->fs_disabled) {
+		decide(out, true, NULL, "filesystem.disabled");
+		return;
+	}
+	m = mandatory_hit(p, abs_path);
+	if (m) {
+		decide(out, false, NULL, m);
+		return;
+	}
+	policy_decide_layer_write(p, FS_LAYER_OWN, abs_path, &own);
+	*out = own;
+	if (!p->has_ceiling)
+		return;
+	policy_decide_layer_write(p, FS_LAYER_CEILING, abs_path, &ceiling);
+	/* The kernel's order: a denyWrite of either layer, then a missing allowWrite. */
+	if (!own.allowed && own.rule)
+		return;
+	if (!ceiling.allowed && (ceiling.rule || own.allowed))
+		*out = ceiling;
 }
 
 const char *net_verdict_name(enum net_verdict v)
@@ -228,8 +259,16 @@ enum net_verdict policy_decide_host(const struct policy *p, const char *host, un
 		if (domain_pattern_match(&p->allowed_domains[i], canon, port)) {
 			name = p->allowed_rule_names[i];
 			v = NET_ALLOW;
-			goto out;
+			break;
 		}
+	if (v != NET_ALLOW || !p->has_ceiling)
+		goto out;
+	/* Under a ceiling the administrator's allowedDomains must match too. */
+	for (size_t i = 0; i < p->n_ceiling_allowed_domains; i++)
+		if (domain_pattern_match(&p->ceiling_allowed_domains[i], canon, port))
+			goto out;
+	name = "ceiling:default:network";
+	v = NET_DENY_NOT_ALLOWED;
 out:
 	if (rule_name)
 		*rule_name = name;

@@ -93,8 +93,14 @@ static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
 		note_kept(c, path, abs);
 	ret = push_rule(c, kind, abs, source, false, "");
 	if (!ret) {
-		c->p->fs_rules[c->p->n_fs_rules - 1].kept_spelling = kept;
-		c->p->fs_rules[c->p->n_fs_rules - 1].from_glob = from_glob;
+		struct fs_rule *r = &c->p->fs_rules[c->p->n_fs_rules - 1];
+
+		r->kept_spelling = kept;
+		r->from_glob = from_glob;
+		/* The ceiling names the caller's entry by its place in the file. */
+		r->jpath = strdup(path);
+		if (!pcheck(c, r->jpath))
+			ret = -ENOMEM;
 	}
 	return ret;
 }
@@ -322,6 +328,7 @@ void policy_parse_filesystem(struct pctx *c, const cJSON *fs)
 			free(p->fs_rules[i].path);
 			free(p->fs_rules[i].source);
 			free(p->fs_rules[i].name);
+			free(p->fs_rules[i].jpath);
 		}
 		free(p->fs_rules);
 		p->fs_rules = NULL;

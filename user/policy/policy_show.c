@@ -74,7 +74,8 @@ static void show_mandatory_expanded(struct out *o, const struct policy *p, cJSON
 	for (size_t r = 0; a && r < p->n_fs_rules; r++) {
 		const struct fs_rule *rule = &p->fs_rules[r];
 
-		if (rule->kind != FS_ALLOW_WRITE || rule->from_default)
+		/* Under a ceiling a writable path is inside a caller's root too. */
+		if (rule->kind != FS_ALLOW_WRITE || rule->from_default || rule->layer != FS_LAYER_OWN)
 			continue;
 		for (size_t i = 0; i < n; i++)
 			if (m[i].kind != MANDATORY_GIT_FILE)
@@ -85,26 +86,46 @@ static void show_mandatory_expanded(struct out *o, const struct policy *p, cJSON
 			add_joined(o, a, p->home, m[i].name);
 }
 
-static void show_fs(struct out *o, const struct policy *p, cJSON *root)
+/* One layer's four lists and its implicit writable paths, into obj. */
+static void show_layer(struct out *o, const struct policy *p, enum fs_layer layer, cJSON *obj)
 {
 	static const char *const keys[] = { "denyRead", "allowRead", "allowWrite", "denyWrite" };
+	cJSON *a, *impl;
+
+	for (int k = FS_DENY_READ; k <= FS_DENY_WRITE; k++) {
+		a = add(o, obj, keys[k], cJSON_CreateArray());
+		for (size_t i = 0; a && i < p->n_fs_rules; i++)
+			if ((int)p->fs_rules[i].kind == k && !p->fs_rules[i].from_default &&
+			    p->fs_rules[i].layer == layer)
+				add_str(o, a, NULL, p->fs_rules[i].path);
+	}
+	impl = add(o, obj, "implicitAllowWrite", cJSON_CreateArray());
+	for (size_t i = 0; impl && i < p->n_fs_rules; i++)
+		if (p->fs_rules[i].from_default && p->fs_rules[i].layer == layer)
+			add_str(o, impl, NULL, p->fs_rules[i].path);
+}
+
+static void show_fs(struct out *o, const struct policy *p, cJSON *root)
+{
 	struct mandatory_entry m[POLICY_MANDATORY_MAX];
-	cJSON *fs = add(o, root, "filesystem", cJSON_CreateObject()), *a, *impl;
+	cJSON *fs = add(o, root, "filesystem", cJSON_CreateObject()), *a, *layers, *l;
 	size_t n;
 
 	if (!fs)
 		return;
 	add_bool(o, fs, "disabled", p->fs_disabled);
-	for (int k = FS_DENY_READ; k <= FS_DENY_WRITE; k++) {
-		a = add(o, fs, keys[k], cJSON_CreateArray());
-		for (size_t i = 0; a && i < p->n_fs_rules; i++)
-			if ((int)p->fs_rules[i].kind == k && !p->fs_rules[i].from_default)
-				add_str(o, a, NULL, p->fs_rules[i].path);
+	if (!p->has_ceiling) {
+		show_layer(o, p, FS_LAYER_OWN, fs);
+	} else {
+		/* Each layer decides on its own; a path needs both (docs/policy.md "Ceiling"). */
+		layers = add(o, fs, "layers", cJSON_CreateObject());
+		l = layers ? add(o, layers, "caller", cJSON_CreateObject()) : NULL;
+		if (l)
+			show_layer(o, p, FS_LAYER_OWN, l);
+		l = layers ? add(o, layers, "administrator", cJSON_CreateObject()) : NULL;
+		if (l)
+			show_layer(o, p, FS_LAYER_CEILING, l);
 	}
-	impl = add(o, fs, "implicitAllowWrite", cJSON_CreateArray());
-	for (size_t i = 0; impl && i < p->n_fs_rules; i++)
-		if (p->fs_rules[i].from_default)
-			add_str(o, impl, NULL, p->fs_rules[i].path);
 	add_bool(o, fs, "allowGitConfig", p->allow_git_config);
 	a = add(o, fs, "mandatoryDenyWrite", cJSON_CreateArray());
 	n = policy_mandatory(p, m);
@@ -123,6 +144,12 @@ static void show_net(struct out *o, const struct policy *p, cJSON *root)
 	a = add(o, net, "allowedDomains", cJSON_CreateArray());
 	for (size_t i = 0; a && i < p->n_allowed_domains; i++)
 		add_str(o, a, NULL, p->allowed_domains[i].text);
+	if (p->has_ceiling) {
+		/* A host must match both lists. */
+		a = add(o, net, "administratorAllowedDomains", cJSON_CreateArray());
+		for (size_t i = 0; a && i < p->n_ceiling_allowed_domains; i++)
+			add_str(o, a, NULL, p->ceiling_allowed_domains[i].text);
+	}
 	a = add(o, net, "deniedDomains", cJSON_CreateArray());
 	r = add(o, net, "deniedDomainReasons", cJSON_CreateObject());
 	for (size_t i = 0; a && r && i < p->n_denied_domains; i++) {
@@ -195,6 +222,14 @@ char *policy_to_json(const struct policy *p)
 		return NULL;
 	add_str(&o, root, "file", p->file);
 	add_str(&o, root, "digest", p->digest);
+	if (p->has_ceiling) {
+		cJSON *c = add(&o, root, "ceiling", cJSON_CreateObject());
+
+		if (c) {
+			add_str(&o, c, "file", p->ceiling_file);
+			add_str(&o, c, "digest", p->ceiling_digest);
+		}
+	}
 	add_str(&o, root, "launchDirectory", p->cwd);
 	add_str(&o, root, "home", p->home);
 	show_net(&o, p, root);

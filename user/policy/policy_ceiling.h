@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The administrator's policy as a ceiling over a caller's: the caller may
+ * narrow it, never widen it. policy_ceiling_apply builds the caller's
+ * effective policy (the intersection, field by field; docs/policy.md
+ * "Ceiling") and names every grant of the caller that the ceiling takes away.
+ * The filesystem part stays two rule layers (struct fs_rule.layer) so that
+ * the kernel can decide each layer on the objects it sees, rather than trust
+ * paths rewritten here.
+ */
+#ifndef BPFBOX_POLICY_CEILING_H
+#define BPFBOX_POLICY_CEILING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "policy.h"
+
+/* One grant of the caller that the ceiling takes away, wholly or in part. */
+struct ceiling_cut {
+	char *path;	/* JSON path in the caller's file: "filesystem.allowWrite[1]" */
+	/*
+	 * The whole line after "bpfbox: ", e.g. p.json: filesystem.allowWrite[1]
+	 * "/srv/shared": outside the administrator's allowWrite
+	 * (/etc/bpfbox/policy.json); not granted
+	 */
+	char *line;
+};
+
+struct ceiling_cuts {
+	struct ceiling_cut *items;
+	size_t n, cap;
+	bool oom;	/* a cut could not be recorded: treat the run as refused */
+};
+
+#define CEILING_CUTS_INIT { 0 }
+
+/*
+ * The effective policy of a caller bound by admin. Every cut is appended to
+ * cuts (in the caller's file order, section by section). Returns 0 and
+ * *out; -EPERM when strict and anything was cut (*out NULL, cuts filled);
+ * -EINVAL when either policy is already an effective one; -ENOMEM.
+ * Both policies must have been loaded for the same caller (home, launch
+ * directory), since ~ and relative entries of both were resolved for it.
+ */
+int policy_ceiling_apply(const struct policy *admin, const struct policy *caller, bool strict,
+			 struct policy **out, struct ceiling_cuts *cuts);
+
+/* "bpfbox: LINE" per cut, and one line when a cut was lost to OOM. */
+void ceiling_cuts_print(const struct ceiling_cuts *cuts, FILE *out);
+/* The first cut of the caller's JSON path, or NULL. */
+const struct ceiling_cut *ceiling_cuts_find(const struct ceiling_cuts *cuts, const char *path);
+void ceiling_cuts_free(struct ceiling_cuts *cuts);
+
+#endif
