@@ -394,56 +394,71 @@ static bool strictly_inside(const char *outer, const char *inner)
 	return strcmp(outer, inner) && policy_path_covers(outer, inner);
 }
 
+/*
+ * What the caller's own rules grant at path: a place the caller itself
+ * denies is not taken away by the ceiling, so it is never named in a cut.
+ */
+static bool caller_grants(struct ceiling *c, const char *path, bool write)
+{
+	struct fs_decision d;
+
+	if (write)
+		policy_decide_layer_write(c->caller, FS_LAYER_OWN, path, &d);
+	else
+		policy_decide_layer_read(c->caller, FS_LAYER_OWN, path, &d);
+	return d.allowed;
+}
+
 static void cut_allow_write(struct ceiling *c, const struct fs_rule *r)
 {
 	const struct policy *a = c->admin;
 	struct fs_decision d;
 	struct list l = { 0 };
-	char *why = NULL;
+	char *why = NULL, *v;
 
-	policy_decide_layer_write(a, FS_LAYER_OWN, r->path, &d);
-	if (!d.allowed && d.rule) {
-		if (asprintf(&why, "inside the administrator's denyWrite \"%s\"", d.rule->path) < 0) {
-			c->oom = true;
-			return;
-		}
-		cut_quoted(c, r->jpath, r->source, r->path, why, "not granted");
-		free(why);
+	if (!caller_grants(c, r->path, true))
 		return;
-	}
-	for (size_t i = 0; i < a->n_fs_rules; i++) {
+	policy_decide_layer_write(a, FS_LAYER_OWN, r->path, &d);
+	/*
+	 * Allowed there: name the administrator's denyWrite below it. Refused
+	 * for want of an allowWrite: name the administrator's allowWrite below
+	 * it that really allows (no denyWrite above it).
+	 */
+	for (size_t i = 0; !(!d.allowed && d.rule) && i < a->n_fs_rules; i++) {
 		const struct fs_rule *x = &a->fs_rules[i];
 		struct fs_decision xd;
-		bool want = d.allowed ? x->kind == FS_DENY_WRITE : x->kind == FS_ALLOW_WRITE;
 
-		if (!want || x->from_default || !strictly_inside(r->path, x->path))
+		if (x->kind != (d.allowed ? FS_DENY_WRITE : FS_ALLOW_WRITE) || x->from_default ||
+		    !strictly_inside(r->path, x->path) || !caller_grants(c, x->path, true))
 			continue;
-		/* An allowWrite below counts only where the administrator really allows. */
-		if (!d.allowed) {
-			policy_decide_layer_write(a, FS_LAYER_OWN, x->path, &xd);
-			if (!xd.allowed)
-				continue;
-		}
+		policy_decide_layer_write(a, FS_LAYER_OWN, x->path, &xd);
+		if (xd.allowed == d.allowed)
+			continue;
 		list_add(c, &l, x->path);
 	}
-	if (d.allowed) {
-		char *v = quoted(c, r->source, r->path);
-
-		if (v)
-			cut_list(c, r->jpath, v, "partly inside the administrator's denyWrite",
-				 &l, "not granted at");
-		free(v);
+	v = quoted(c, r->source, r->path);
+	if (!v)
+		goto out;
+	if (!d.allowed && d.rule) {
+		if (asprintf(&why, "inside the administrator's denyWrite \"%s\"",
+			     d.rule->path) < 0) {
+			why = NULL;
+			c->oom = true;
+			goto out;
+		}
+		cut(c, r->jpath, v, why, "not granted");
+	} else if (d.allowed) {
+		cut_list(c, r->jpath, v, "partly inside the administrator's denyWrite", &l,
+			 "not granted at");
 	} else if (l.n) {
-		char *v = quoted(c, r->source, r->path);
-
-		if (v)
-			cut_list(c, r->jpath, v, "partly outside the administrator's allowWrite",
-				 &l, "granted only at");
-		free(v);
+		cut_list(c, r->jpath, v, "partly outside the administrator's allowWrite", &l,
+			 "granted only at");
 	} else {
-		cut_quoted(c, r->jpath, r->source, r->path,
-			   "outside the administrator's allowWrite", "not granted");
+		cut(c, r->jpath, v, "outside the administrator's allowWrite", "not granted");
 	}
+out:
+	free(v);
+	free(why);
 	free(l.text);
 }
 
@@ -454,13 +469,15 @@ static void cut_allow_read(struct ceiling *c, const struct fs_rule *r)
 	struct list l = { 0 };
 	char *why = NULL, *v;
 
+	if (!caller_grants(c, r->path, false))
+		return;
 	policy_decide_layer_read(a, FS_LAYER_OWN, r->path, &d);
 	for (size_t i = 0; i < a->n_fs_rules; i++) {
 		const struct fs_rule *x = &a->fs_rules[i];
 		struct fs_decision xd;
 
 		if ((x->kind != FS_DENY_READ && x->kind != FS_ALLOW_READ) ||
-		    !strictly_inside(r->path, x->path))
+		    !strictly_inside(r->path, x->path) || !caller_grants(c, x->path, false))
 			continue;
 		/* Below a denied path, what the administrator reopens; below an
 		 * allowed one, what it denies (where its own allowRead does not win). */
@@ -542,18 +559,28 @@ static char *jpath_at(struct ceiling *c, const char *list, size_t i)
 	return s;
 }
 
+/* Does the caller's own deniedDomains already refuse all of x? */
+static bool caller_denies(struct ceiling *c, const struct domain_pattern *x)
+{
+	for (size_t k = 0; k < c->caller->n_denied_domains; k++)
+		if (domain_pattern_covers(&c->caller->denied_domains[k], x))
+			return true;
+	return false;
+}
+
 static void cut_domain(struct ceiling *c, size_t i)
 {
 	const struct policy *a = c->admin, *u = c->caller;
 	const struct domain_pattern *want = &u->allowed_domains[i];
 	struct domain_pattern x;
 	struct list l = { 0 };
-	char *path = jpath_at(c, "network.allowedDomains", i), *v = NULL, *why = NULL;
+	char *path = NULL, *v = NULL, *why = NULL;
 	bool covered = false;
 
-	if (!path)
+	if (caller_denies(c, want))
 		return;
-	v = quoted(c, u->allowed_sources[i], want->text);
+	path = jpath_at(c, "network.allowedDomains", i);
+	v = path ? quoted(c, u->allowed_sources[i], want->text) : NULL;
 	if (!v)
 		goto out;
 	for (size_t k = 0; k < a->n_denied_domains; k++)
@@ -571,7 +598,8 @@ static void cut_domain(struct ceiling *c, size_t i)
 		covered = domain_pattern_covers(&a->allowed_domains[k], want);
 	if (!covered) {
 		for (size_t k = 0; k < a->n_allowed_domains; k++)
-			if (domain_pattern_intersect(want, &a->allowed_domains[k], &x))
+			if (domain_pattern_intersect(want, &a->allowed_domains[k], &x) &&
+			    !caller_denies(c, &x))
 				list_add(c, &l, x.text);
 		if (l.n)
 			cut_list(c, path, v, "partly outside the administrator's allowedDomains",
@@ -581,7 +609,8 @@ static void cut_domain(struct ceiling *c, size_t i)
 		goto out;
 	}
 	for (size_t k = 0; k < a->n_denied_domains; k++)
-		if (domain_pattern_intersect(want, &a->denied_domains[k], &x))
+		if (domain_pattern_intersect(want, &a->denied_domains[k], &x) &&
+		    !caller_denies(c, &x))
 			list_add(c, &l, a->denied_domains[k].text);
 	cut_list(c, path, v, "partly inside the administrator's deniedDomains", &l,
 		 "not granted for");
@@ -722,6 +751,9 @@ static void cut_env_allow(struct ceiling *c, size_t i)
 	v = quoted(c, e, NULL);
 	if (!v)
 		goto out;
+	/* A name the caller denies itself is not taken away by the ceiling. */
+	if (strv_has(u->env_deny, u->n_env_deny, e))
+		goto out;
 	if (strv_has(a->env_deny, a->n_env_deny, e)) {
 		cut(c, path, v, "denied by the administrator's credentials.envVars", "not granted");
 		goto out;
@@ -744,7 +776,8 @@ static void cut_env_allow(struct ceiling *c, size_t i)
 		goto out;
 	}
 	for (size_t k = 0; k < a->n_env_deny; k++)
-		if (env_match(e, a->env_deny[k]))
+		if (env_match(e, a->env_deny[k]) && !strv_has(u->env_deny, u->n_env_deny,
+							     a->env_deny[k]))
 			list_add(c, &l, a->env_deny[k]);
 	cut_list(c, path, v, "partly denied by the administrator's credentials.envVars", &l,
 		 "not granted for");
