@@ -1054,6 +1054,98 @@ static void test_show_layers(void **state)
 	done(&r);
 }
 
+/* docs/policy.md "Worked examples", line for line and row for row. */
+static void test_worked_example(void **state)
+{
+	static const char admin_json[] =
+		"{\"network\": {\"allowedDomains\": [\"*.github.com\", \"registry.npmjs.org\"], "
+		"\"deniedDomains\": [\"*:22\", \"gist.github.com\"], \"deniedDomainReasons\": "
+		"{\"*:22\": \"SSH is blocked on this host\"}}, "
+		"\"filesystem\": {\"denyRead\": [\"~/.ssh\", \"~/.aws\", \"/srv/data\"], "
+		"\"allowRead\": [\"/srv/data/public\"], \"allowWrite\": [\"~/src\", \"/srv/scratch\"], "
+		"\"denyWrite\": [\"~/src/.env\"]}, "
+		"\"credentials\": {\"envVars\": [{\"name\": \"AWS_SECRET_ACCESS_KEY\", \"mode\": \"deny\"}]}, "
+		"\"bpfbox\": {\"limits\": {\"memory\": \"4G\", \"pids\": 1024}}}";
+	static const char caller_json[] =
+		"{\"network\": {\"allowedDomains\": [\"api.github.com\", \"pypi.org\"], "
+		"\"deniedDomains\": []}, "
+		"\"filesystem\": {\"denyRead\": [\"/home/u\"], \"allowRead\": [\"/home/u/src\", "
+		"\"/home/u/.ssh/known_hosts\"], \"allowWrite\": [\".\", \"/tmp/cache\"], "
+		"\"denyWrite\": []}, \"bpfbox\": {\"limits\": {\"memory\": \"8G\"}}}";
+	static const char *const lines[] = {
+		"bpfbox: p.json: filesystem.allowRead[1] \"/home/u/.ssh/known_hosts\": inside the "
+		"administrator's denyRead \"/home/u/.ssh\" (/etc/bpfbox/policy.json); not granted\n",
+		"bpfbox: p.json: filesystem.allowWrite[1] \"/tmp/cache\": outside the administrator's "
+		"allowWrite (/etc/bpfbox/policy.json); not granted\n",
+		"bpfbox: p.json: network.allowedDomains[0] \"api.github.com\": partly inside the "
+		"administrator's deniedDomains (/etc/bpfbox/policy.json); not granted for *:22\n",
+		"bpfbox: p.json: network.allowedDomains[1] \"pypi.org\": outside the administrator's "
+		"allowedDomains (/etc/bpfbox/policy.json); not granted\n",
+		"bpfbox: p.json: bpfbox.limits.memory 8G: above the administrator's limit "
+		"(/etc/bpfbox/policy.json); limited to 4G\n",
+	};
+	static const struct {
+		const char *path;
+		bool write, allowed;
+		const char *rule;
+	} fs[] = {
+		{ "/home/u/src/app/main.c", false, true, "allowRead:/home/u/src" },
+		{ "/home/u/.ssh/known_hosts", false, false, "ceiling:denyRead:/home/u/.ssh" },
+		{ "/home/u/notes.txt", false, false, "denyRead:/home/u" },
+		{ "/srv/data/public/x", false, true, "default:read" },
+		{ "/home/u/src/app/out.o", true, true, "allowWrite:/home/u/src/app" },
+		{ "/home/u/src/.env", true, false, "ceiling:denyWrite:/home/u/src/.env" },
+		{ "/tmp/cache/x", true, false, "ceiling:default:write" },
+		{ "/home/u/src/app/.git/hooks/x", true, false, "mandatory:.git/hooks" },
+	};
+	struct policy_load_opts o = { .cwd = "/home/u/src/app", .home = "/home/u" };
+	struct diag_list d = DIAG_LIST_INIT;
+	struct ceiling_cuts cuts = CEILING_CUTS_INIT;
+	struct policy *admin = NULL, *caller = NULL, *eff = NULL;
+	const char *rule, *reason;
+	char *buf = NULL, *want = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(policy_load_buffer(ADMIN, admin_json, strlen(admin_json), &o, &admin, &d), 0);
+	assert_int_equal(policy_load_buffer(CALLER, caller_json, strlen(caller_json), &o, &caller, &d),
+			 0);
+	assert_int_equal(policy_ceiling_apply(admin, caller, false, &eff, &cuts), 0);
+	f = open_memstream(&buf, &len);
+	ceiling_cuts_print(&cuts, f);
+	fclose(f);
+	assert_true(asprintf(&want, "%s%s%s%s%s", lines[0], lines[1], lines[2], lines[3],
+			     lines[4]) > 0);
+	assert_string_equal(buf, want);
+	for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
+		struct fs_decision fd;
+
+		if (fs[i].write)
+			policy_decide_write(eff, fs[i].path, &fd);
+		else
+			policy_decide_read(eff, fs[i].path, &fd);
+		if (fd.allowed != fs[i].allowed || strcmp(fd.rule_name, fs[i].rule))
+			fail_msg("%s: got %d by %s", fs[i].path, fd.allowed, fd.rule_name);
+	}
+	assert_int_equal(policy_decide_host(eff, "api.github.com", 443, &rule, NULL), NET_ALLOW);
+	assert_int_equal(policy_decide_host(eff, "api.github.com", 22, &rule, &reason),
+			 NET_DENY_DENIED);
+	assert_string_equal(rule, "ceiling:deniedDomains:*:22");
+	assert_string_equal(reason, "SSH is blocked on this host");
+	assert_int_equal(policy_decide_host(eff, "pypi.org", 443, &rule, NULL), NET_DENY_NOT_ALLOWED);
+	assert_string_equal(rule, "ceiling:default:network");
+	assert_true(policy_env_denied(eff, "AWS_SECRET_ACCESS_KEY"));
+	assert_int_equal(eff->limit_memory_bytes, 4LL << 30);
+	assert_int_equal(eff->limit_pids, 1024);
+	free(buf);
+	free(want);
+	diag_list_free(&d);
+	ceiling_cuts_free(&cuts);
+	policy_free(eff);
+	policy_free(caller);
+	policy_free(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1078,6 +1170,7 @@ int main(void)
 		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_self_ceiling),
 		cmocka_unit_test(test_show_layers),
+		cmocka_unit_test(test_worked_example),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
