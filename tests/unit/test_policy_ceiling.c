@@ -14,9 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "cli/commands.h"
 #include "policy/policy.h"
 #include "policy/policy_ceiling.h"
 
@@ -988,6 +991,12 @@ static void test_strict(void **state)
 	assert_int_equal(policy_ceiling_apply(admin, narrow, true, &eff, &cuts), 0);
 	assert_non_null(eff);
 	assert_int_equal(cuts.n, 0);
+	policy_free(eff);
+	/* Cuts already in the list from another run do not count against this one. */
+	assert_int_equal(policy_ceiling_apply(admin, wide, false, &eff, &cuts), 0);
+	policy_free(eff);
+	assert_int_equal(policy_ceiling_apply(admin, narrow, true, &eff, &cuts), 0);
+	assert_int_equal(cuts.n, 1);
 	/* An effective policy cannot be a ceiling or a caller again. */
 	assert_int_equal(policy_ceiling_apply(eff, narrow, false, &(struct policy *){ NULL }, &cuts),
 			 -EINVAL);
@@ -995,6 +1004,7 @@ static void test_strict(void **state)
 	policy_free(admin);
 	policy_free(narrow);
 	policy_free(wide);
+	ceiling_cuts_free(&cuts);
 }
 
 /* The administrator's policy under its own ceiling changes nothing and cuts nothing. */
@@ -1146,6 +1156,162 @@ static void test_worked_example(void **state)
 	policy_free(admin);
 }
 
+/* ---- the commands: policy check|show|explain --ceiling ---- */
+
+struct cli {
+	int status;
+	char *out, *err;
+};
+
+static char *slurp(FILE *f)
+{
+	long n;
+	char *s;
+
+	fflush(f);
+	n = ftell(f);
+	s = calloc(1, n + 1);
+	rewind(f);
+	assert_int_equal(fread(s, 1, n, f), (size_t)n);
+	return s;
+}
+
+/* cmd_policy with argv (NULL-terminated after "policy"), stdout and stderr captured. */
+static struct cli cli(const char *const *args)
+{
+	char *argv[16] = { "policy" };
+	int argc = 1, so = dup(1), se = dup(2);
+	FILE *fo = tmpfile(), *fe = tmpfile();
+	struct cli r;
+
+	for (; args[argc - 1] && argc < 15; argc++)
+		argv[argc] = (char *)args[argc - 1];
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fileno(fo), 1);
+	dup2(fileno(fe), 2);
+	r.status = cmd_policy(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	r.out = slurp(fo);
+	r.err = slurp(fe);
+	fclose(fo);
+	fclose(fe);
+	return r;
+}
+
+static void cli_free(struct cli *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static void has(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("output lacks \"%s\":\n%s", needle, text);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_cmd_ceiling(void **state)
+{
+	char admin[64], caller[64], line[512];
+	struct cli r;
+	cJSON *root, *layers;
+
+	snprintf(admin, sizeof(admin), "/tmp/bpfbox-ceiling-admin-%d.json", (int)getpid());
+	snprintf(caller, sizeof(caller), "/tmp/bpfbox-ceiling-p-%d.json", (int)getpid());
+	write_file(admin, "{" NO_NET ", \"filesystem\": " FS("\"/nonexistent-bpfbox/s\"", "",
+							     "\"/nonexistent-bpfbox/w\"", "") "}");
+	write_file(caller, "{\"network\": {\"allowedDomains\": [\"example.com\"], "
+		   "\"deniedDomains\": []}, \"filesystem\": " FS("", "",
+		   "\"/nonexistent-bpfbox/w\", \"/nonexistent-bpfbox/shared\"", "") "}");
+
+	/* check: each cut on stderr, and still ok without --strict. */
+	r = cli((const char *const[]){ "check", "--ceiling", admin, caller, NULL });
+	assert_int_equal(r.status, 0);
+	snprintf(line, sizeof(line), "bpfbox: %s: filesystem.allowWrite[1] "
+		 "\"/nonexistent-bpfbox/shared\": outside the administrator's allowWrite (%s); "
+		 "not granted\n", caller, admin);
+	has(r.err, line);
+	snprintf(line, sizeof(line), "bpfbox: %s: network.allowedDomains[0] \"example.com\": "
+		 "outside the administrator's allowedDomains (%s); not granted\n", caller, admin);
+	has(r.err, line);
+	has(r.out, "policy ok");
+	has(r.out, "under the administrator's");
+	cli_free(&r);
+
+	/* --strict: the same lines, then a refusal with exit 125. */
+	r = cli((const char *const[]){ "check", "--strict", "--ceiling", admin, caller, NULL });
+	assert_int_equal(r.status, BPFBOX_EXIT_SETUP);
+	has(r.err, "outside the administrator's allowWrite");
+	has(r.err, "takes away 2 grant(s), an error under --strict; the command was not run\n");
+	assert_string_equal(r.out, "");
+	cli_free(&r);
+
+	/* Without FILE: the administrator's policy as it is. */
+	r = cli((const char *const[]){ "check", "--ceiling", admin, NULL });
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	cli_free(&r);
+
+	/* show: both layers. */
+	r = cli((const char *const[]){ "show", "--ceiling=", NULL });
+	assert_int_equal(r.status, 2);
+	cli_free(&r);
+	r = cli((const char *const[]){ "show", "--ceiling", admin, caller, NULL });
+	assert_int_equal(r.status, 0);
+	root = cJSON_Parse(r.out);
+	assert_non_null(root);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "ceiling"), "file")->valuestring,
+			    admin);
+	layers = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "filesystem"), "layers");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(layers, "caller"),
+								"allowWrite")), 2);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(layers,
+				"administrator"), "denyRead")), 1);
+	cJSON_Delete(root);
+	cli_free(&r);
+
+	/* explain: the decision and each layer's own. */
+	r = cli((const char *const[]){ "explain", "--ceiling", admin, caller,
+				       "/nonexistent-bpfbox/s/f", NULL });
+	assert_int_equal(r.status, 1);
+	has(r.out, "read /nonexistent-bpfbox/s/f: denied by ceiling:denyRead:/nonexistent-bpfbox/s\n");
+	has(r.out, "  caller layer");
+	has(r.out, "allowed by default:read\n");
+	has(r.out, "  administrator layer (");
+	cli_free(&r);
+	r = cli((const char *const[]){ "explain", "--write", "--ceiling", admin, caller,
+				       "/nonexistent-bpfbox/shared/f", NULL });
+	assert_int_equal(r.status, 1);
+	has(r.out, "denied by ceiling:default:write\n");
+	has(r.out, "allowed by allowWrite:/nonexistent-bpfbox/shared\n");
+	cli_free(&r);
+	r = cli((const char *const[]){ "explain", "--write", "--ceiling", admin, caller,
+				       "/nonexistent-bpfbox/w/f", NULL });
+	assert_int_equal(r.status, 0);
+	cli_free(&r);
+	r = cli((const char *const[]){ "explain", "--ceiling", admin, caller, "example.com", NULL });
+	assert_int_equal(r.status, 1);
+	has(r.out, "denied by ceiling:default:network");
+	cli_free(&r);
+	unlink(admin);
+	unlink(caller);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1171,6 +1337,7 @@ int main(void)
 		cmocka_unit_test(test_self_ceiling),
 		cmocka_unit_test(test_show_layers),
 		cmocka_unit_test(test_worked_example),
+		cmocka_unit_test(test_cmd_ceiling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

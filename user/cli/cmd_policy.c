@@ -61,10 +61,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->force_path = true;
 		else if (!strcmp(a, "--host"))
 			o->force_host = true;
-		else if (!strcmp(a, "--ceiling") && i + 1 < argc)
-			o->ceiling = argv[++i];
-		else if (!strncmp(a, "--ceiling=", 10) && a[10])
-			o->ceiling = a + 10;
+		else if (!strcmp(a, "--ceiling") || !strncmp(a, "--ceiling=", 10)) {
+			o->ceiling = a[9] ? a + 10 : i + 1 < argc ? argv[++i] : NULL;
+			if (!o->ceiling || !*o->ceiling) {
+				fprintf(stderr, "bpfbox: policy: --ceiling needs the administrator's "
+					"policy file\n");
+				return -1;
+			}
+		}
 		else if (!strcmp(a, "--")) {
 			/* Everything after "--" is FILE/TARGET, even "-x". */
 			for (i++; i < argc; i++) {

@@ -927,6 +927,7 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
 		.caller_file = caller->file ? caller->file : "(default)",
 		.cuts = cuts,
 	};
+	size_t before = cuts->n;
 
 	*out = NULL;
 	if (admin->has_ceiling || caller->has_ceiling)
@@ -946,7 +947,7 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
 		policy_free(c.p);
 		return -ENOMEM;
 	}
-	if (strict && cuts->n) {
+	if (strict && cuts->n > before) {
 		policy_free(c.p);
 		return -EPERM;
 	}
