@@ -68,8 +68,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 					"policy file\n");
 				return -1;
 			}
-		}
-		else if (!strcmp(a, "--")) {
+		} else if (!strcmp(a, "--")) {
 			/* Everything after "--" is FILE/TARGET, even "-x". */
 			for (i++; i < argc; i++) {
 				if (o->nargs == 2)

@@ -91,7 +91,10 @@ oom:
 	c->oom = true;
 }
 
-/* A JSON string as the caller wrote it, quoted (policy strings hold no '"' worth escaping here). */
+/*
+ * An entry as written, in quotes (unescaped, as in the loader's messages),
+ * then what it means when that differs.
+ */
 static char *quoted(struct ceiling *c, const char *s, const char *normalised)
 {
 	char *q = NULL;
