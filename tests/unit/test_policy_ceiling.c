@@ -5,6 +5,7 @@
  * every grant of the caller that the ceiling takes away gets exactly one line
  * naming the caller's file, the JSON path and the administrator's file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1312,6 +1313,143 @@ static void test_cmd_ceiling(void **state)
 	unlink(caller);
 }
 
+static struct policy **load_examples(size_t *n)
+{
+	const char *src = getenv("BPFBOX_SRCDIR");
+	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox/h/w", .home = "/nonexistent-bpfbox/h" };
+	struct policy **v = NULL;
+	char dir[4096];
+	struct dirent *e;
+	DIR *dh;
+
+	*n = 0;
+	snprintf(dir, sizeof(dir), "%s/policy-examples", src && *src ? src : ".");
+	dh = opendir(dir);
+	assert_non_null(dh);
+	while ((e = readdir(dh))) {
+		struct diag_list d = DIAG_LIST_INIT;
+		char path[8192];
+
+		if (!strstr(e->d_name, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		v = realloc(v, (*n + 1) * sizeof(*v));
+		assert_non_null(v);
+		assert_int_equal(policy_load_file(path, &o, &v[*n], &d), 0);
+		diag_list_free(&d);
+		(*n)++;
+	}
+	closedir(dh);
+	assert_true(*n >= 6);
+	return v;
+}
+
+/* Every shipped example under itself as the ceiling: nothing is cut. */
+static void test_examples_under_themselves(void **state)
+{
+	size_t n;
+	struct policy **v = load_examples(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct ceiling_cuts cuts = CEILING_CUTS_INIT;
+		struct policy *eff = NULL;
+
+		if (policy_ceiling_apply(v[i], v[i], true, &eff, &cuts)) {
+			for (size_t k = 0; k < cuts.n; k++)
+				print_message("  %s\n", cuts.items[k].line);
+			fail_msg("%s cuts itself", v[i]->file);
+		}
+		assert_int_equal(eff->audit, v[i]->audit);
+		assert_int_equal(eff->limit_memory_bytes, v[i]->limit_memory_bytes);
+		assert_int_equal(eff->n_env_deny, v[i]->n_env_deny);
+		policy_free(eff);
+	}
+	for (size_t i = 0; i < n; i++)
+		policy_free(v[i]);
+	free(v);
+}
+
+/*
+ * The intersection as a property: for every pair of shipped examples, as
+ * administrator and caller, the effective policy allows exactly what both
+ * allow, for reads, writes and hosts.
+ */
+static void test_examples_pairwise(void **state)
+{
+	static const char *const paths[] = {
+		"/", "/etc/passwd", "/nonexistent-bpfbox/h/.ssh/id_rsa", "/nonexistent-bpfbox/h/.aws/x",
+		"/nonexistent-bpfbox/h/w/src/a.c", "/nonexistent-bpfbox/h/w/.env",
+		"/nonexistent-bpfbox/h/w/.git/config", "/nonexistent-bpfbox/h/w/.git/hooks/pre-commit",
+		"/nonexistent-bpfbox/h/.bashrc", "/nonexistent-bpfbox/h/.cache/x", "/tmp/x",
+		"/dev/null", "/usr/bin/env", "/var/lib/x",
+	};
+	static const struct {
+		const char *host;
+		unsigned port;
+	} hosts[] = {
+		{ "registry.npmjs.org", 443 }, { "github.com", 443 }, { "github.com", 22 },
+		{ "api.github.com", 443 }, { "pypi.org", 443 }, { "example.com", 80 },
+		{ "169.254.169.254", 80 }, { "localhost", 3000 },
+	};
+	size_t n;
+	struct policy **v = load_examples(&n);
+
+	for (size_t a = 0; a < n; a++) {
+		for (size_t c = 0; c < n; c++) {
+			struct ceiling_cuts cuts = CEILING_CUTS_INIT;
+			struct policy *eff = NULL;
+			bool had_cuts, refused;
+
+			assert_int_equal(policy_ceiling_apply(v[a], v[c], false, &eff, &cuts), 0);
+			for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+				for (int w = 0; w < 2; w++) {
+					struct fs_decision da, dc, de;
+
+					if (w) {
+						policy_decide_write(v[a], paths[i], &da);
+						policy_decide_write(v[c], paths[i], &dc);
+						policy_decide_write(eff, paths[i], &de);
+					} else {
+						policy_decide_read(v[a], paths[i], &da);
+						policy_decide_read(v[c], paths[i], &dc);
+						policy_decide_read(eff, paths[i], &de);
+					}
+					if (de.allowed != (da.allowed && dc.allowed))
+						fail_msg("%s over %s: %s %s: %d, admin %d, caller %d",
+							 v[a]->file, v[c]->file, w ? "write" : "read",
+							 paths[i], de.allowed, da.allowed, dc.allowed);
+				}
+			}
+			for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+				bool ha = policy_decide_host(v[a], hosts[i].host, hosts[i].port, NULL,
+							     NULL) == NET_ALLOW;
+				bool hc = policy_decide_host(v[c], hosts[i].host, hosts[i].port, NULL,
+							     NULL) == NET_ALLOW;
+				bool he = policy_decide_host(eff, hosts[i].host, hosts[i].port, NULL,
+							     NULL) == NET_ALLOW;
+
+				if (he != (ha && hc))
+					fail_msg("%s over %s: %s:%u: %d, admin %d, caller %d",
+						 v[a]->file, v[c]->file, hosts[i].host, hosts[i].port,
+						 he, ha, hc);
+			}
+			/* Strict refuses exactly when something was cut. */
+			policy_free(eff);
+			eff = NULL;
+			had_cuts = cuts.n > 0;
+			ceiling_cuts_free(&cuts);
+			refused = policy_ceiling_apply(v[a], v[c], true, &eff, &cuts) == -EPERM;
+			assert_int_equal(refused, had_cuts);
+			assert_int_equal(cuts.n > 0, had_cuts);
+			policy_free(eff);
+			ceiling_cuts_free(&cuts);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		policy_free(v[i]);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1338,6 +1476,8 @@ int main(void)
 		cmocka_unit_test(test_show_layers),
 		cmocka_unit_test(test_worked_example),
 		cmocka_unit_test(test_cmd_ceiling),
+		cmocka_unit_test(test_examples_under_themselves),
+		cmocka_unit_test(test_examples_pairwise),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
