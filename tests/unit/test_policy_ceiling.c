@@ -1450,6 +1450,35 @@ static void test_examples_pairwise(void **state)
 	free(v);
 }
 
+/* The built-in default as either side: "built-in default" names it; nothing is lost. */
+static void test_default_policy(void **state)
+{
+	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox/w", .home = "/nonexistent-bpfbox/h" };
+	struct policy *def = NULL, *p = load(CALLER, FSB(FS("", "", "\"/srv\"", ""))), *eff = NULL;
+	struct ceiling_cuts cuts = CEILING_CUTS_INIT;
+	struct fs_decision d;
+
+	assert_int_equal(policy_default(&o, &def), 0);
+	assert_int_equal(policy_ceiling_apply(def, p, false, &eff, &cuts), 0);
+	want_cut(&(struct run){ .cuts = cuts }, "filesystem.allowWrite[0]",
+		 CALLER ": filesystem.allowWrite[0] \"/srv\": outside the administrator's allowWrite "
+		 "(built-in default); not granted");
+	assert_string_equal(eff->ceiling_file, "built-in default");
+	policy_decide_write(eff, "/dev/null", &d);
+	assert_true(d.allowed);
+	policy_free(eff);
+	ceiling_cuts_free(&cuts);
+	assert_int_equal(policy_ceiling_apply(p, def, false, &eff, &cuts), 0);
+	assert_int_equal(cuts.n, 0);
+	assert_null(eff->file);
+	policy_decide_write(eff, "/srv/x", &d);
+	assert_false(d.allowed);
+	assert_string_equal(d.rule_name, "default:write");
+	policy_free(eff);
+	policy_free(def);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1478,6 +1507,7 @@ int main(void)
 		cmocka_unit_test(test_cmd_ceiling),
 		cmocka_unit_test(test_examples_under_themselves),
 		cmocka_unit_test(test_examples_pairwise),
+		cmocka_unit_test(test_default_policy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

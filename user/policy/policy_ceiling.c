@@ -926,8 +926,8 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
 	struct ceiling c = {
 		.admin = admin,
 		.caller = caller,
-		.admin_file = admin->file ? admin->file : "(default)",
-		.caller_file = caller->file ? caller->file : "(default)",
+		.admin_file = admin->file ? admin->file : "built-in default",
+		.caller_file = caller->file ? caller->file : "built-in default",
 		.cuts = cuts,
 	};
 	size_t before = cuts->n;
