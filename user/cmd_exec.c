@@ -24,6 +24,7 @@
 #include "log.h"
 #include "policy.h"
 #include "registry.h"
+#include "sandbox_devices.h"
 #include "sandbox_env.h"
 #include "sandbox_gc.h"
 #include "sandbox_maps.h"
@@ -322,6 +323,13 @@ static void rule_note(void *ctx, const struct rule_spec *spec, const char *what)
 	log_msg(r->log, LOG_WARN, "warning", "rule %s (%s): %s", r->rule_names[spec->rule], spec->path, what);
 }
 
+static void device_note(void *ctx, const char *path, const char *what)
+{
+	struct exec_run *r = ctx;
+
+	log_msg(r->log, LOG_WARN, "warning", "bpfbox.devices.allow %s: %s; the sandbox cannot open it", path, what);
+}
+
 static void make_id(struct exec_run *r)
 {
 	unsigned char rnd[6] = { 0 };
@@ -572,6 +580,9 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	r->maps_added = true;
 	err = sandbox_maps_allow_unix_names(r->bpf, r->cg.id, (const char *const *)r->unix_names, r->n_unix_names,
 					    &em);
+	if (!err)
+		err = sandbox_devices_load(r->bpf, r->cg.id, r->policy->device_allow, r->policy->n_device_allow,
+					   device_note, r, &em);
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	r->kctx.log = r->log;
