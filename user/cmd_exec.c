@@ -355,7 +355,7 @@ static void log_start(struct exec_run *r)
 {
 	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
 	bool audit = (sandbox_flags(r) & BB_SB_AUDIT) != 0;
-	char digest[80];
+	char digest[80], uid[16];
 
 	/* Folded refusals reported at exit carry no flags of their own. */
 	r->kctx.audit = audit;
@@ -370,8 +370,14 @@ static void log_start(struct exec_run *r)
 	if (r->socks_port != r->http_port)
 		log_event_set_int(ev, "bpfbox.proxy.socks_port", r->socks_port);
 	log_event_set_bool(ev, "bpfbox.audit", audit);
-	log_event_message(ev, "sandbox started: %s (pid %d, policy %s%s)", r->command_line, r->launch.pid,
-			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "");
+	/* The command keeps the launcher's uid, without capabilities. */
+	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
+	log_event_set_str(ev, "process.user.id", uid);
+	log_event_message(ev, "sandbox started: %s (pid %d, policy %s%s)%s", r->command_line, r->launch.pid,
+			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "",
+			  getuid() == 0 ? "; warning: it runs as uid 0, so files only root may read (/etc/shadow, "
+					  "SSH host keys, /root) stay readable unless denyRead names them"
+					: "");
 	log_emit(r->log, ev);
 }
 

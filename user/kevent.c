@@ -162,15 +162,12 @@ static void set_device(struct log_event *le, const struct bb_event *ev, char *te
 {
 	const char *type = (ev->flags & BB_EVF_BLOCK_DEVICE) ? "block" : "char";
 	int plen = (int)strnlen(ev->path, sizeof(ev->path));
-	char num[32];
 
-	snprintf(num, sizeof(num), "%u:%u", BB_KDEV_MAJOR(ev->rdev), BB_KDEV_MINOR(ev->rdev));
-	log_event_set_str(le, "file.type", "device");
-	log_event_set_str(le, "bpfbox.device.type", type);
-	log_event_set_str(le, "bpfbox.device.number", num);
+	log_event_set_str(le, "file.type", type);
 	log_event_set_int(le, "bpfbox.device.major", BB_KDEV_MAJOR(ev->rdev));
 	log_event_set_int(le, "bpfbox.device.minor", BB_KDEV_MINOR(ev->rdev));
-	snprintf(text, len, " of %.*s (%s device %s, not in the sandbox's device set)", plen, ev->path, type, num);
+	snprintf(text, len, " of %.*s (%s device %u:%u, not in the sandbox's device set)", plen, ev->path, type,
+		 BB_KDEV_MAJOR(ev->rdev), BB_KDEV_MINOR(ev->rdev));
 }
 
 /* Fields naming what was refused; text receives the rest of the message. */
