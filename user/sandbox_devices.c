@@ -22,7 +22,7 @@ static int allow(const struct bpf_state *st, uint64_t id, const struct stat *s, 
 	uint32_t yes = 1;
 
 	if (bpf_map_update_elem(st->maps.device_allow, &key, &yes, BPF_ANY))
-		return errmsg_set(em, -errno, "allowing device %s (map full? limit %d)", what, BB_MAX_DEVICES);
+		return errmsg_set(em, -errno, "allowing %s (device map full? limit %d)", what, BB_MAX_DEVICES);
 	return 0;
 }
 
@@ -49,7 +49,7 @@ int sandbox_devices_load(const struct bpf_state *st, uint64_t id, char *const *p
 	for (int fd = 0; fd <= 2; fd++) {
 		if (!isatty(fd) || fstat(fd, &s) || !S_ISCHR(s.st_mode))
 			continue;
-		err = allow(st, id, &s, "of the command's terminal", em);
+		err = allow(st, id, &s, "the command's terminal", em);
 		if (err)
 			return err;
 	}
