@@ -3,7 +3,7 @@
 #ifndef BPFBOX_FS_HOOKS_BPF_H
 #define BPFBOX_FS_HOOKS_BPF_H
 
-#include "fs_walk.bpf.h"
+#include "devices.bpf.h"
 
 /*
  * Kernel-internal work on a task's behalf (overlayfs copy-up and backing
@@ -38,6 +38,9 @@ int BPF_PROG(bb_file_open, struct file *file)
 	struct bb_sandbox *sb;
 	struct dentry *d;
 	struct vfsmount *mnt;
+	struct inode *inode;
+	umode_t imode;
+	bool device = false;
 	fmode_t mode;
 	__u64 id;
 	int ret;
@@ -52,8 +55,18 @@ int BPF_PROG(bb_file_open, struct file *file)
 	d = BPF_CORE_READ(file, f_path.dentry);
 	mnt = BPF_CORE_READ(file, f_path.mnt);
 	mode = BPF_CORE_READ(file, f_mode);
+	/* A typed pointer: the pty owner lives in the inode's local storage. */
+	inode = file->f_inode;
+	imode = inode ? BPF_CORE_READ(inode, i_mode) : 0;
+	if (inode && (S_ISCHR(imode) || S_ISBLK(imode))) {
+		ret = device_check(sb, id, file, inode);
+		if (ret)
+			return ret;
+		device = true;
+	}
 	if (mode & FMODE_WRITE) {
-		ret = fs_check(sb, id, d, mnt, BB_OP_OPEN_WRITE, WALK_WRITE | ((mode & FMODE_READ) ? WALK_READ : 0));
+		ret = fs_check_open(sb, id, d, mnt, BB_OP_OPEN_WRITE, WALK_WRITE | ((mode & FMODE_READ) ? WALK_READ : 0),
+				    device);
 		if (ret)
 			return ret;
 	}

@@ -434,9 +434,13 @@ static __always_inline void report_file(struct bb_sandbox *sb, __u64 sb_id, __u3
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Decides one access to d; returns 0 or the refusal. */
-static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
-				    struct vfsmount *vmnt, __u32 op, __u32 mask)
+/*
+ * Decides one access to d; returns 0 or the refusal. A device of the
+ * sandbox's device set (device) is writable without allowWrite; explicit
+ * rules still apply to it.
+ */
+static __always_inline int fs_check_open(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+					 struct vfsmount *vmnt, __u32 op, __u32 mask, bool device)
 {
 	struct walk_result r = {};
 	__u32 rule = 0;
@@ -450,7 +454,7 @@ static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct d
 		return 0;
 	}
 	fs_walk(sb_id, sb, d, vmnt, mask, &r);
-	if ((mask & WALK_WRITE) && walk_write_denied(&r, &rule))
+	if ((mask & WALK_WRITE) && walk_write_denied(&r, &rule) && !(device && rule == BB_RULE_DEFAULT_WRITE))
 		goto deny;
 	if ((mask & WALK_READ) && walk_read_denied(&r, &rule))
 		goto deny;
@@ -458,6 +462,12 @@ static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct d
 deny:
 	report_file(sb, sb_id, op, rule, d, vmnt);
 	return refusal(sb, EPERM);
+}
+
+static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+				    struct vfsmount *vmnt, __u32 op, __u32 mask)
+{
+	return fs_check_open(sb, sb_id, d, vmnt, op, mask, false);
 }
 
 #endif

@@ -49,6 +49,7 @@ struct inode {
 	umode_t i_mode;
 	unsigned long i_ino;
 	struct super_block *i_sb;
+	dev_t i_rdev;
 };
 
 struct dentry {
@@ -188,6 +189,7 @@ struct socket {
 #define DEBUGFS_MAGIC 0x64626720
 #define TRACEFS_MAGIC 0x74726163
 #define NSFS_MAGIC 0x6e736673
+#define DEVPTS_SUPER_MAGIC 0x1cd1
 
 #define EPERM 1
 #define EACCES 13

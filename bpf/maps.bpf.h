@@ -126,6 +126,29 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unix_names SEC(".maps");
 
+/* Devices a sandbox may open beyond the built-in set: the policy's and its terminal. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_DEVICES);
+	__type(key, struct bb_device_key);
+	__type(value, __u32);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} device_allow SEC(".maps");
+
+/*
+ * The sandbox that made a pseudo-terminal: stored on the devpts inode of its
+ * pts/N when ptmx creates it, and freed with the inode when the pty goes, so
+ * a later pty of the same number (the host's, another sandbox's) carries no
+ * stale owner.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} pty_owner SEC(".maps");
+
 /* Per-CPU scratch for building an event's path backwards. */
 struct path_scratch {
 	char buf[2 * BB_EVENT_PATH];

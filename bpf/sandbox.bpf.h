@@ -108,7 +108,7 @@ static __always_inline void event_fill_task(struct bb_event *ev, __u64 sb_id, __
 	ev->family = 0;
 	ev->port = 0;
 	ev->proto = 0;
-	ev->pad = 0;
+	ev->rdev = 0;
 	__builtin_memset(ev->addr, 0, sizeof(ev->addr));
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->exe[0] = 0;

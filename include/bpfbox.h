@@ -33,6 +33,7 @@ typedef int32_t bb_s32;
 #define BB_MAX_SANDBOXES 1024
 #define BB_MAX_RULES 65536
 #define BB_MAX_UNIX_NAMES 4096
+#define BB_MAX_DEVICES 4096
 /* Bytes of a sandbox's event ring buffer. */
 #define BB_RINGBUF_BYTES (1 << 20)
 /* Bytes of an abstract Unix socket name after its leading NUL. */
@@ -101,6 +102,24 @@ struct bb_unix_name_key {
 	char name[BB_UNIX_NAME_MAX + 1];
 };
 
+/*
+ * Kernel dev_t (major << 20 | minor): what the inode's i_rdev holds. User
+ * space's st_rdev encodes differently; convert with BB_KDEV.
+ */
+#define BB_KDEV(major, minor) (((bb_u32)(major) << 20) | (bb_u32)(minor))
+#define BB_KDEV_MAJOR(dev) ((dev) >> 20)
+#define BB_KDEV_MINOR(dev) ((dev) & 0xfffffu)
+
+/* Devices the policy adds to the sandbox's device set, and the terminal it was given. */
+#define BB_DEV_CHAR 1u
+#define BB_DEV_BLOCK 2u
+
+struct bb_device_key {
+	bb_u64 sandbox;
+	bb_u32 rdev; /* kernel encoding */
+	bb_u32 type; /* BB_DEV_CHAR or BB_DEV_BLOCK */
+};
+
 struct bb_rule {
 	bb_u32 flags;
 	bb_u32 read_rule; /* rule id deciding reads at this node */
@@ -147,6 +166,7 @@ enum bb_special_rule {
 	BB_RULE_MANDATORY_GIT_FILE,
 	BB_RULE_MANDATORY_CLAUDE,
 	BB_RULE_MANDATORY_RENAME,
+	BB_RULE_DEVICE, /* open of a device node outside the sandbox's device set */
 	BB_RULE_SPECIAL_END,
 };
 
@@ -197,6 +217,7 @@ enum bb_op {
 /* Event flags. */
 #define BB_EVF_AUDIT (1u << 0) /* would have been refused; audit mode let it pass */
 #define BB_EVF_PATH_TRUNCATED (1u << 1)
+#define BB_EVF_BLOCK_DEVICE (1u << 2) /* rdev names a block device, else a character device */
 
 struct bb_event {
 	bb_u64 ts_ns; /* CLOCK_MONOTONIC */
@@ -217,7 +238,7 @@ struct bb_event {
 	bb_u32 family;
 	bb_u32 port;
 	bb_u32 proto;
-	bb_u32 pad;
+	bb_u32 rdev; /* device refusals (builtin:device): the node's device number, kernel encoding */
 	bb_u8 addr[16];
 	char path[BB_EVENT_PATH]; /* path (or Unix socket path), NUL-terminated */
 };

@@ -108,6 +108,8 @@ static void file_fields(struct log_event *ev)
 	log_event_set_str(ev, "file.gid", "0");
 	log_event_set_str(ev, "file.type", "file");
 	log_event_set_str(ev, "bpfbox.xattr.name", "security.evil");
+	log_event_set_int(ev, "bpfbox.device.major", 7);
+	log_event_set_int(ev, "bpfbox.device.minor", 0);
 	log_event_set_str(ev, "error.code", "EACCES");
 	log_event_set_int(ev, "bpfbox.count", 2);
 }

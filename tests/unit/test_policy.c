@@ -623,6 +623,36 @@ static void test_bpfbox_section(void **state)
 	diag_list_free(&d);
 }
 
+static void test_devices(void **state)
+{
+	static const char json[] = "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"devices\": {\"allow\":"
+		" [\"/dev/null\", \"/nonexistent-bpfbox-test/dev/kvm\", \"/\"]}}}";
+	static const char bad[] = "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"devices\": {\"allow\":"
+		" [\"dev/kvm\", 3], \"deny\": []}}}";
+	struct device_decision dd;
+	struct diag_list d;
+	struct policy *p = load_ok(json, &d);
+
+	assert_int_equal(p->n_device_allow, 3);
+	expect(&d, DIAG_WARNING, "bpfbox.devices.allow[1]", "No such file");
+	expect(&d, DIAG_WARNING, "bpfbox.devices.allow[2]", "not a device node");
+	/* /dev/null is in the built-in set; a plain file is no device. */
+	assert_true(policy_decide_device(p, "/dev/null", &dd));
+	assert_true(dd.allowed);
+	assert_string_equal(dd.rule_name, "builtin:device-set");
+	assert_int_equal(dd.major, 1);
+	assert_int_equal(dd.minor, 3);
+	assert_false(policy_decide_device(p, "/etc/passwd", &dd));
+	policy_free(p);
+	diag_list_free(&d);
+
+	assert_int_equal(load(bad, false, &p, &d), -EINVAL);
+	expect(&d, DIAG_ERROR, "bpfbox.devices.allow[0]", "absolute path");
+	expect(&d, DIAG_ERROR, "bpfbox.devices.allow[1]", "expected a string");
+	expect(&d, DIAG_WARNING, "bpfbox.devices.deny", "unknown key");
+	diag_list_free(&d);
+}
+
 static void test_memory_sizes(void **state)
 {
 	static const struct { const char *in; long long want; } ok[] = {
@@ -773,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_default_policy),
 		cmocka_unit_test(test_discover),
 		cmocka_unit_test(test_show_json),
+		cmocka_unit_test(test_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -123,6 +123,11 @@ static void test_example_semantics(void **state)
 	assert_false(fd.allowed);
 	policy_decide_read(p, HOME "/.bashrc", &fd);
 	assert_true(fd.allowed);
+	/* What uid 0 reads by DAC alone. */
+	policy_decide_read(p, "/etc/shadow", &fd);
+	assert_false(fd.allowed);
+	policy_decide_read(p, "/root/.bash_history", &fd);
+	assert_int_equal(fd.allowed, !strcmp(HOME, "/root"));
 	assert_int_equal(policy_decide_host(p, "registry.npmjs.org", 443, NULL, NULL), NET_ALLOW);
 	assert_int_equal(policy_decide_host(p, "pypi.org", 443, NULL, NULL), NET_ALLOW);
 	assert_int_equal(policy_decide_host(p, "crates.io", 443, NULL, NULL), NET_ALLOW);

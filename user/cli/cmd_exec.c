@@ -24,6 +24,7 @@
 #include "sandbox/kevent.h"
 #include "sandbox/launch.h"
 #include "sandbox/registry.h"
+#include "sandbox/sandbox_devices.h"
 #include "sandbox/sandbox_env.h"
 #include "sandbox/sandbox_gc.h"
 #include "sandbox/sandbox_maps.h"
@@ -330,6 +331,13 @@ static void rule_note(void *ctx, const struct rule_spec *spec, const char *what)
 	log_msg(r->log, LOG_WARN, "warning", "rule %s (%s): %s", r->rule_names[spec->rule], spec->path, what);
 }
 
+static void device_note(void *ctx, const char *path, const char *what)
+{
+	struct exec_run *r = ctx;
+
+	log_msg(r->log, LOG_WARN, "warning", "bpfbox.devices.allow %s: %s; the sandbox cannot open it", path, what);
+}
+
 static void make_id(struct exec_run *r)
 {
 	unsigned char rnd[6] = { 0 };
@@ -355,7 +363,7 @@ static void log_start(struct exec_run *r)
 {
 	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
 	bool audit = (sandbox_flags(r) & BB_SB_AUDIT) != 0;
-	char digest[80];
+	char digest[80], uid[16];
 
 	/* Folded refusals reported at exit carry no flags of their own. */
 	r->kctx.audit = audit;
@@ -370,8 +378,14 @@ static void log_start(struct exec_run *r)
 	if (r->socks_port != r->http_port)
 		log_event_set_int(ev, "bpfbox.proxy.socks_port", r->socks_port);
 	log_event_set_bool(ev, "bpfbox.audit", audit);
-	log_event_message(ev, "sandbox started: %s (pid %d, policy %s%s)", r->command_line, r->launch.pid,
-			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "");
+	/* The command keeps the launcher's uid, without capabilities. */
+	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
+	log_event_set_str(ev, "process.user.id", uid);
+	log_event_message(ev, "sandbox started: %s (pid %d, policy %s%s)%s", r->command_line, r->launch.pid,
+			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "",
+			  getuid() == 0 ? "; warning: it runs as uid 0, so files only root may read (/etc/shadow, "
+					  "SSH host keys, /root) stay readable unless denyRead names them"
+					: "");
 	log_emit(r->log, ev);
 }
 
@@ -582,6 +596,9 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	r->maps_added = true;
 	err = sandbox_maps_allow_unix_names(r->bpf, r->cg.id, (const char *const *)r->unix_names, r->n_unix_names,
 					    &em);
+	if (!err)
+		err = sandbox_devices_load(r->bpf, r->cg.id, r->policy->device_allow, r->policy->n_device_allow,
+					   device_note, r, &em);
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	r->kctx.log = r->log;

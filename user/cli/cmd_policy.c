@@ -218,6 +218,40 @@ static void explain_layers(const struct policy *p, const char *abs, bool write)
 		printf("  a read needs both layers\n");
 }
 
+/*
+ * A device node is first judged by its number (the sandbox's device set);
+ * one in the set is writable without allowWrite. Returns true when refused.
+ */
+static bool explain_device(const struct policy *p, const char *abs, bool write, struct fs_decision *d)
+{
+	struct device_decision dd;
+
+	if (write)
+		policy_decide_write(p, abs, d);
+	else
+		policy_decide_read(p, abs, d);
+	if (!policy_decide_device(p, abs, &dd))
+		return false;
+	printf("device %s (%s device %u:%u): %s by %s", abs, dd.block ? "block" : "char", dd.major, dd.minor,
+	       dd.allowed ? "allowed" : "denied", dd.rule_name);
+	if (dd.entry)
+		printf(" (entry \"%s\")", dd.entry);
+	if (dd.what)
+		printf(" (%s)", dd.what);
+	printf("\n");
+	if (!dd.allowed) {
+		if (p->audit)
+			printf("audit mode: this would be logged, not blocked\n");
+		return true;
+	}
+	if (write && !d->allowed && !strcmp(d->rule_name, "default:write")) {
+		d->allowed = true;
+		d->rule = NULL;
+		d->rule_name = dd.rule_name;
+	}
+	return false;
+}
+
 static int explain_path(const struct policy *p, const char *target, bool write)
 {
 	struct fs_decision d;
@@ -228,10 +262,10 @@ static int explain_path(const struct policy *p, const char *target, bool write)
 		fprintf(stderr, "bpfbox: %s: %s\n", target, why ? why : "out of memory");
 		return EXIT_USAGE;
 	}
-	if (write)
-		policy_decide_write(p, abs, &d);
-	else
-		policy_decide_read(p, abs, &d);
+	if (explain_device(p, abs, write, &d)) {
+		free(abs);
+		return 1;
+	}
 	printf("%s %s: %s by %s", write ? "write" : "read", abs,
 	       d.allowed ? "allowed" : "denied", d.rule_name);
 	if (d.rule && !d.rule->from_default && strcmp(d.rule->source, d.rule->path))

@@ -109,6 +109,7 @@ void policy_free(struct policy *p)
 	strv_free(p->env_deny, p->n_env_deny);
 	strv_free(p->git_safe_dirs, p->n_git_safe_dirs);
 	strv_free(p->env_allow, p->n_env_allow);
+	strv_free(p->device_allow, p->n_device_allow);
 	free(p->log_file);
 	for (size_t i = 0; i < p->n_ignore; i++) {
 		free(p->ignore[i].command);

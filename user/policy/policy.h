@@ -101,6 +101,8 @@ struct policy {
 	long long limit_memory_bytes; /* 0 = no limit */
 	int limit_cpu_percent;	/* percent of one CPU, 0 = no limit */
 	char *log_file;		/* bpfbox.log.file, absolute; NULL = stderr */
+	char **device_allow;	/* bpfbox.devices.allow: absolute paths of device nodes */
+	size_t n_device_allow;
 	enum policy_log_format log_format;
 
 	struct ignore_rule *ignore;
@@ -243,6 +245,19 @@ char *policy_to_json(const struct policy *p);
 /* sha256 of data as 64 hex digits and a NUL. */
 void policy_sha256_hex(const void *data, size_t len, char out[65]);
 
+/* The device-set decision for a device node (policy_devices.c). */
+struct device_decision {
+	bool is_device;		/* the path is a character or block device node */
+	bool block;
+	unsigned int major, minor;
+	bool allowed;
+	const char *rule_name;	/* "builtin:device-set", "bpfbox.devices.allow" or "builtin:device" */
+	const char *entry;	/* the bpfbox.devices.allow entry with the same number, or NULL */
+	const char *what;	/* the built-in set's name for it (e.g. "null"), or a note; NULL if none */
+};
+/* Decides an open of abs_path as the kernel would, by the node's number; false when not a device. */
+bool policy_decide_device(const struct policy *p, const char *abs_path, struct device_decision *out);
+
 #ifdef POLICY_INTERNAL
 /*
  * Shared by the user/policy*.c files only (they define POLICY_INTERNAL):
@@ -312,6 +327,7 @@ void policy_parse_credentials(struct pctx *c, const cJSON *cred);
 void policy_parse_ignore(struct pctx *c, const cJSON *iv);
 void policy_parse_git(struct pctx *c, const cJSON *git);
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb);
+void policy_parse_devices(struct pctx *c, const cJSON *dev);
 /* Adds the implicit /dev/null and /dev/tty write rules. */
 int policy_add_implicit_rules(struct pctx *c);
 #endif

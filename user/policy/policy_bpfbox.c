@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bpfbox's own options, under a top-level "bpfbox" object that srt ignores:
- * mode, environment allow-list, cgroup limits and the event log.
+ * mode, environment allow-list, cgroup limits, the event log and devices.
  */
 #define POLICY_INTERNAL
 #include <errno.h>
@@ -15,6 +15,7 @@ static const struct key_spec bb_keys[] = {
 	{ "env", KEY_KNOWN, NULL },
 	{ "limits", KEY_KNOWN, NULL },
 	{ "log", KEY_KNOWN, NULL },
+	{ "devices", KEY_KNOWN, NULL },
 	{ NULL, KEY_KNOWN, NULL },
 };
 static const struct key_spec env_keys[] = {
@@ -221,4 +222,7 @@ void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)
 	v = cJSON_GetObjectItemCaseSensitive(bb, "log");
 	if (v)
 		parse_log(c, v);
+	v = cJSON_GetObjectItemCaseSensitive(bb, "devices");
+	if (v)
+		policy_parse_devices(c, v);
 }

@@ -170,7 +170,7 @@ static void show_net(struct out *o, const struct policy *p, cJSON *root)
 
 static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 {
-	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log;
+	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log, *dev;
 
 	cred = add(o, root, "credentials", cJSON_CreateObject());
 	ev = cred ? add(o, cred, "envVars", cJSON_CreateArray()) : NULL;
@@ -210,6 +210,9 @@ static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 		add_str(o, log, "file", p->log_file);
 		add_str(o, log, "format", p->log_format == POLICY_LOG_JSON ? "json" : "text");
 	}
+	dev = add(o, bb, "devices", cJSON_CreateObject());
+	if (dev)
+		add_strv(o, dev, "allow", p->device_allow, p->n_device_allow);
 }
 
 char *policy_to_json(const struct policy *p)

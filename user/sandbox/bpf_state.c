@@ -335,6 +335,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "rate_limit", offsetof(struct bpf_state_maps, rate_limit) },
 		{ "sock_owner", offsetof(struct bpf_state_maps, sock_owner) },
 		{ "unix_names", offsetof(struct bpf_state_maps, unix_names) },
+		{ "device_allow", offsetof(struct bpf_state_maps, device_allow) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -346,7 +347,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "name_rules",
 						 "mandatory_names", "resolve_slots", "sandbox_events",
 						 "rate_limit",	  "sock_owner",	 "unix_names",
-						 "ring_owners" };
+						 "ring_owners",	  "device_allow" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

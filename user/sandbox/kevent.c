@@ -157,6 +157,19 @@ static void set_network(struct log_event *le, const struct bb_event *ev, char *t
 		 transport(ev->proto));
 }
 
+/* A device node outside the sandbox's device set: its path and its number. */
+static void set_device(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
+{
+	const char *type = (ev->flags & BB_EVF_BLOCK_DEVICE) ? "block" : "char";
+	int plen = (int)strnlen(ev->path, sizeof(ev->path));
+
+	log_event_set_str(le, "file.type", type);
+	log_event_set_int(le, "bpfbox.device.major", BB_KDEV_MAJOR(ev->rdev));
+	log_event_set_int(le, "bpfbox.device.minor", BB_KDEV_MINOR(ev->rdev));
+	snprintf(text, len, " of %.*s (%s device %u:%u, not in the sandbox's device set)", plen, ev->path, type,
+		 BB_KDEV_MAJOR(ev->rdev), BB_KDEV_MINOR(ev->rdev));
+}
+
 /* Fields naming what was refused; text receives the rest of the message. */
 static void set_object(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
 {
@@ -168,6 +181,10 @@ static void set_object(struct log_event *le, const struct bb_event *ev, char *te
 		log_event_set_bytes(le, "file.path", ev->path, (size_t)plen);
 		if (ev->flags & BB_EVF_PATH_TRUNCATED)
 			log_event_set_bool(le, "bpfbox.truncated", true);
+		if (ev->rule == BB_RULE_DEVICE) {
+			set_device(le, ev, text, len);
+			break;
+		}
 		snprintf(text, len, " of %.*s", plen, ev->path);
 		break;
 	case BB_EV_UNIX:

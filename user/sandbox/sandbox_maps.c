@@ -303,6 +303,7 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 	delete_sandbox_keys(st->maps.name_rules, id, sizeof(struct bb_name_key));
 	delete_sandbox_keys(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
 	delete_sandbox_keys(st->maps.unix_names, id, sizeof(struct bb_unix_name_key));
+	delete_sandbox_keys(st->maps.device_allow, id, sizeof(struct bb_device_key));
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
 	/* The sandbox goes first, so no program finds its ring buffer once given back. */
 	bpf_map_delete_elem(st->maps.sandboxes, &id);
