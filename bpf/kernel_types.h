@@ -151,6 +151,12 @@ struct socket {
 	struct sock *sk;
 };
 
+/* The description sits in an anonymous union in the kernel; CO-RE finds it by name. */
+struct key {
+	s32 serial;
+	char *description;
+};
+
 #pragma clang attribute pop
 
 /* From the kernel's fs.h and magic.h: stable ABI values. */
@@ -188,6 +194,10 @@ struct socket {
 #define DEBUGFS_MAGIC 0x64626720
 #define TRACEFS_MAGIC 0x74726163
 #define NSFS_MAGIC 0x6e736673
+#define TMPFS_MAGIC 0x01021994
+
+/* include/linux/key.h: the user's own keyrings, made on first use by whoever asks. */
+#define KEY_ALLOC_UID_KEYRING 0x0010
 
 #define EPERM 1
 #define EACCES 13

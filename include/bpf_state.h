@@ -39,6 +39,9 @@ struct bpf_state_maps {
 	int rate_limit;
 	int sock_owner;
 	int unix_names;
+	int private_dirs;
+	int shm_owner;
+	int key_owner;
 };
 
 struct bpf_state {
