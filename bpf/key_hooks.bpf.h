@@ -12,7 +12,10 @@
 /*
  * Remembers the keys a sandbox creates, by address (the serial is assigned
  * after this hook). The uid's own key rings are made on first use by
- * whichever task asks first: they never belong to a sandbox.
+ * whichever task asks first: they never belong to a sandbox. Any other new
+ * key clears what its address said before: a freed key's entry must not pass
+ * to the next key at that address (6.12 has no key_free hook to drop it
+ * earlier). Key creation is rare, so outsiders pay this one update here.
  */
 SEC("lsm/key_alloc")
 int BPF_PROG(bb_key_alloc, struct key *key, const struct cred *cred, unsigned long flags)
@@ -22,21 +25,14 @@ int BPF_PROG(bb_key_alloc, struct key *key, const struct cred *cred, unsigned lo
 	__u64 id, addr = (__u64)key;
 
 	sb = current_sandbox(&id);
-	if (!sb || (flags & KEY_ALLOC_UID_KEYRING))
+	if (!sb || (flags & KEY_ALLOC_UID_KEYRING)) {
+		bpf_map_delete_elem(&key_owner, &addr);
 		return 0;
+	}
 	owner.sandbox = id;
 	/* A full map leaves the key unrecorded: the sandbox cannot use it (fail closed). */
-	bpf_map_update_elem(&key_owner, &addr, &owner, BPF_ANY);
-	return 0;
-}
-
-/* The address may be reused once the key is freed. */
-SEC("lsm/key_free")
-int BPF_PROG(bb_key_free, struct key *key)
-{
-	__u64 addr = (__u64)key;
-
-	bpf_map_delete_elem(&key_owner, &addr);
+	if (bpf_map_update_elem(&key_owner, &addr, &owner, BPF_ANY))
+		bpf_map_delete_elem(&key_owner, &addr);
 	return 0;
 }
 

@@ -151,8 +151,9 @@ struct {
 
 /*
  * Keys created inside a sandbox, by the address of their struct key: the
- * serial is assigned after the key_alloc hook runs. key_free drops the entry
- * before the address can be reused.
+ * serial is assigned after the key_alloc hook runs. Every key_alloc rewrites
+ * the entry of its address, and the supervisor drops its sandbox's entries
+ * when it ends.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -87,6 +87,6 @@ void sandbox_private_release(const struct bpf_state *st, uint64_t id)
 	if (!st)
 		return;
 	delete_owned(st->maps.private_dirs, id, sizeof(struct bb_inode_key));
-	/* Keys the sandbox made go with its session ring; key_free drops their entries, or this does. */
+	/* Keys the sandbox made: their entries go with it (a later key at an address rewrites its entry). */
 	delete_owned(st->maps.key_owner, id, sizeof(uint64_t));
 }
