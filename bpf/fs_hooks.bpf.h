@@ -160,7 +160,7 @@ static __always_inline int move_check(struct bb_sandbox *sb, __u64 id, struct de
 	if (walk_private_denied(&w.r, &rule))
 		goto deny_src;
 	src_special = w.r.special;
-	shm_src = shm_verdict(&w.r, id, old_dentry->d_inode, false);
+	shm_src = shm_verdict(&w.r, id, old_dentry, old_dentry->d_inode, false);
 	src_write_denied = walk_write_denied(&w.r, &src_write_rule);
 	src_read_denied = walk_read_denied(&w.r, &rule);
 	src_loose = w.r.prefix;
@@ -185,7 +185,7 @@ static __always_inline int move_check(struct bb_sandbox *sb, __u64 id, struct de
 		rule = BB_RULE_SHM_OTHER;
 		goto deny_src;
 	}
-	shm_dst = shm_verdict(&w.r, id, new_dentry->d_inode, shm_src == SHM_OWN);
+	shm_dst = shm_verdict(&w.r, id, new_dentry, new_dentry->d_inode, shm_src == SHM_OWN);
 	if (shm_dst == SHM_OTHER) {
 		rule = BB_RULE_SHM_OTHER;
 		goto deny_dst;

@@ -499,17 +499,21 @@ static __always_inline bool walk_private_denied(const struct walk_result *r, __u
  * /dev/shm needs no policy entry: the sandbox may create objects directly in
  * it and use what it created (d_instantiate records the creator on the
  * inode); whatever it did not create is neither read nor written. inode must
- * be the hook's own (trusted) pointer to the object's inode, NULL for a name
- * that does not exist yet.
+ * be the hook's own (trusted) pointer to d's inode, which inode storage needs.
  */
-static __always_inline int shm_verdict(const struct walk_result *r, __u64 sb_id, struct inode *inode,
-				       bool creating)
+static __always_inline int shm_verdict(const struct walk_result *r, __u64 sb_id, struct dentry *d,
+				       struct inode *inode, bool creating)
 {
 	struct bb_owner *o;
 
 	if (!r->under_shm)
 		return SHM_NONE;
-	if (!inode)
+	/*
+	 * Whether the name exists comes from a plain read: 6.12's verifier
+	 * takes a pointer loaded from a hook argument as never NULL and drops
+	 * the test on it.
+	 */
+	if (!BPF_CORE_READ(d, d_inode))
 		return creating && r->shm_child ? SHM_OWN : SHM_NONE;
 	o = bpf_inode_storage_get(&shm_owner, inode, 0, 0);
 	return o && o->sandbox == sb_id ? SHM_OWN : SHM_OTHER;
@@ -534,7 +538,7 @@ static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct d
 		}
 		return 0;
 	}
-	shm = shm_verdict(&w.r, sb_id, inode, op == BB_OP_CREATE);
+	shm = shm_verdict(&w.r, sb_id, d, inode, op == BB_OP_CREATE);
 	if (shm == SHM_OTHER) {
 		rule = BB_RULE_SHM_OTHER;
 		goto deny;
