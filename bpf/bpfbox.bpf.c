@@ -12,5 +12,6 @@
 #include "fs_hooks.bpf.h"
 #include "proc_hooks.bpf.h"
 #include "net_progs.bpf.h"
+#include "key_hooks.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -87,22 +87,17 @@ static __noinline int device_check(struct bb_sandbox *sb, __u64 sb_id, struct fi
  * ptmx_open makes the pty's pts/N node with d_add, from the opening task:
  * the only way a devpts character inode is instantiated (devpts looks up
  * nothing else), so a sandbox task here is making a pty of its own.
+ * Called from the d_instantiate hook (fs_hooks.bpf.h) for sandboxed tasks.
  */
-SEC("lsm/d_instantiate")
-int BPF_PROG(bb_d_instantiate, struct dentry *dentry, struct inode *inode)
+static __always_inline void pty_record_owner(__u64 id, struct inode *inode)
 {
-	struct bb_sandbox *sb;
-	__u64 id, *owner;
+	__u64 *owner;
 
-	sb = current_sandbox(&id);
-	if (!sb || !inode)
-		return 0;
-	if (BPF_CORE_READ(inode, i_sb, s_magic) != DEVPTS_SUPER_MAGIC || !S_ISCHR(BPF_CORE_READ(inode, i_mode)))
-		return 0;
+	if (!S_ISCHR(BPF_CORE_READ(inode, i_mode)))
+		return;
 	owner = bpf_inode_storage_get(&pty_owner, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (owner)
 		*owner = id;
-	return 0;
 }
 
 #endif

@@ -35,10 +35,11 @@ static __always_inline int resolve_open(__u64 sb_id, struct file *file)
 SEC("lsm/file_open")
 int BPF_PROG(bb_file_open, struct file *file)
 {
+	/* A typed pointer: ptys and /dev/shm objects carry their owner in inode storage. */
+	struct inode *inode = file->f_inode;
 	struct bb_sandbox *sb;
 	struct dentry *d;
 	struct vfsmount *mnt;
-	struct inode *inode;
 	umode_t imode;
 	bool device = false;
 	fmode_t mode;
@@ -55,8 +56,6 @@ int BPF_PROG(bb_file_open, struct file *file)
 	d = BPF_CORE_READ(file, f_path.dentry);
 	mnt = BPF_CORE_READ(file, f_path.mnt);
 	mode = BPF_CORE_READ(file, f_mode);
-	/* A typed pointer: the pty owner lives in the inode's local storage. */
-	inode = file->f_inode;
 	imode = inode ? BPF_CORE_READ(inode, i_mode) : 0;
 	if (inode && (S_ISCHR(imode) || S_ISBLK(imode))) {
 		ret = device_check(sb, id, file, inode);
@@ -65,16 +64,16 @@ int BPF_PROG(bb_file_open, struct file *file)
 		device = true;
 	}
 	if (mode & FMODE_WRITE) {
-		ret = fs_check_open(sb, id, d, mnt, BB_OP_OPEN_WRITE, WALK_WRITE | ((mode & FMODE_READ) ? WALK_READ : 0),
-				    device);
+		ret = fs_check_open(sb, id, d, inode, mnt, BB_OP_OPEN_WRITE,
+				    WALK_WRITE | ((mode & FMODE_READ) ? WALK_READ : 0), device);
 		if (ret)
 			return ret;
 	}
 	/* Before 6.8 exec marks only f_flags (__FMODE_EXEC, the same bit value). */
 	if ((mode & FMODE_EXEC) || (BPF_CORE_READ(file, f_flags) & FMODE_EXEC))
-		return fs_check(sb, id, d, mnt, BB_OP_EXEC, WALK_READ);
+		return fs_check(sb, id, d, inode, mnt, BB_OP_EXEC, WALK_READ);
 	if (mode & FMODE_READ)
-		return fs_check(sb, id, d, mnt, BB_OP_OPEN_READ, WALK_READ);
+		return fs_check(sb, id, d, inode, mnt, BB_OP_OPEN_READ, WALK_READ);
 	return 0;
 }
 
@@ -88,7 +87,7 @@ int BPF_PROG(bb_file_open, struct file *file)
 		sb = current_sandbox(&id);                                             \
 		if (!sb || sb->state != BB_STATE_ENFORCING)                            \
 			return 0;                                                      \
-		return fs_check(sb, id, dentry, BPF_CORE_READ(dir, mnt), op, WALK_WRITE); \
+		return fs_check(sb, id, dentry, dentry->d_inode, BPF_CORE_READ(dir, mnt), op, WALK_WRITE); \
 	}
 
 WRITE_IN_DIR_HOOK(path_unlink, BB_OP_UNLINK)
@@ -106,12 +105,12 @@ int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode
 	if (!sb || sb->state != BB_STATE_ENFORCING)
 		return 0;
 	if (S_ISCHR(mode) || S_ISBLK(mode)) {
-		report_file(sb, id, BB_OP_MKNOD, BB_RULE_DEVICE_NODE, dentry, BPF_CORE_READ(dir, mnt));
+		report_file(sb, BB_OP_MKNOD, BB_RULE_DEVICE_NODE, dentry, BPF_CORE_READ(dir, mnt));
 		return refusal(sb, EPERM);
 	}
 	/* Regular files made by open(O_CREAT) come here too. */
-	return fs_check(sb, id, dentry, BPF_CORE_READ(dir, mnt), S_ISREG(mode) ? BB_OP_CREATE : BB_OP_MKNOD,
-			WALK_WRITE);
+	return fs_check(sb, id, dentry, dentry->d_inode, BPF_CORE_READ(dir, mnt),
+			S_ISREG(mode) ? BB_OP_CREATE : BB_OP_MKNOD, WALK_WRITE);
 }
 
 #define WRITE_PATH_HOOK(hook, op, ...)                                                 \
@@ -123,16 +122,19 @@ int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode
 		sb = current_sandbox(&id);                                             \
 		if (!sb || sb->state != BB_STATE_ENFORCING)                            \
 			return 0;                                                      \
-		return fs_check(sb, id, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), op, \
-				WALK_WRITE);                                           \
+		return fs_check(sb, id, BPF_CORE_READ(path, dentry), path->dentry->d_inode, \
+				BPF_CORE_READ(path, mnt), op, WALK_WRITE);             \
 	}
 
 WRITE_PATH_HOOK(path_truncate, BB_OP_TRUNCATE)
 WRITE_PATH_HOOK(path_chmod, BB_OP_CHMOD, umode_t mode)
 WRITE_PATH_HOOK(path_chown, BB_OP_CHOWN, __u32 uid, __u32 gid)
 
-/* Names that lead to protected entries may not be renamed to or from. */
-static __always_inline bool mandatory_parent_name(struct dentry *d)
+/*
+ * Names that lead to protected entries may not be renamed to or from. Out of
+ * line: its hash buffer stays off the hook's stack.
+ */
+static __noinline int mandatory_parent_name(struct dentry *d)
 {
 	struct bb_mandatory *m;
 	__u64 name = (__u64)BPF_CORE_READ(d, d_name.name);
@@ -142,50 +144,86 @@ static __always_inline bool mandatory_parent_name(struct dentry *d)
 
 	bpf_probe_read_kernel(&first, 1, (const void *)name);
 	if (first != '.')
-		return false;
+		return 0;
 	h = component_hash(name, len);
 	m = bpf_map_lookup_elem(&mandatory_names, &h);
-	return m && (m->flags & (BB_M_GIT | BB_M_CLAUDE));
+	return m && (m->flags & (BB_M_GIT | BB_M_CLAUDE)) ? 1 : 0;
 }
 
 /*
  * Moving or linking must not make an object looser: both ends writable, and
- * nothing read-denied may reach a readable place.
+ * nothing read-denied may reach a readable place. Neither end may be another
+ * sandbox's TMPDIR or somebody else's /dev/shm object; a move of the
+ * sandbox's own /dev/shm object within /dev/shm needs no rule.
  */
 static __always_inline int move_check(struct bb_sandbox *sb, __u64 id, struct dentry *old_dentry,
 				      struct vfsmount *old_mnt, struct dentry *new_dentry,
 				      struct vfsmount *new_mnt, __u32 op)
 {
-	struct walk_result src = {}, dst = {};
-	__u32 rule = 0;
+	/* One walk context for both ends, one after the other: the verifier limits the stack. */
+	struct walk_ctx w;
+	__u32 rule = 0, src_write_rule = 0;
+	bool src_write_denied, src_read_denied, src_loose, src_mandatory;
+	int shm_src, shm_dst;
+	__u8 src_special;
 
-	if (sb->flags & BB_SB_FS_DISABLED)
-		return fs_check(sb, id, new_dentry, new_mnt, op, WALK_WRITE);
+	fs_walk(id, sb, old_dentry, old_mnt, WALK_READ | WALK_WRITE, &w);
+	if (walk_private_denied(&w.r, &rule))
+		goto deny_src;
+	src_special = w.r.special;
+	shm_src = shm_verdict(&w.r, id, old_dentry, old_dentry->d_inode, false);
+	src_write_denied = walk_write_denied(&w.r, &src_write_rule);
+	src_read_denied = walk_read_denied(&w.r, &rule);
+	src_loose = w.r.prefix;
+	src_mandatory = w.r.mandatory;
+
+	fs_walk(id, sb, new_dentry, new_mnt, WALK_READ | WALK_WRITE, &w);
+	if (walk_private_denied(&w.r, &rule))
+		goto deny_dst;
+	if (sb->flags & BB_SB_FS_DISABLED) {
+		rule = BB_RULE_PROTECTED_FS;
+		if (src_special == SPECIAL_PROTECTED || src_special == SPECIAL_BPFFS)
+			goto deny_src;
+		if (w.r.special == SPECIAL_PROTECTED || w.r.special == SPECIAL_BPFFS)
+			goto deny_dst;
+		return 0;
+	}
 	if (mandatory_parent_name(old_dentry) || mandatory_parent_name(new_dentry)) {
 		rule = BB_RULE_MANDATORY_RENAME;
 		goto deny_src;
 	}
-	fs_walk(id, sb, old_dentry, old_mnt, WALK_READ | WALK_WRITE, &src);
-	if (walk_write_denied(&src, &rule))
+	if (shm_src == SHM_OTHER) {
+		rule = BB_RULE_SHM_OTHER;
 		goto deny_src;
-	fs_walk(id, sb, new_dentry, new_mnt, WALK_READ | WALK_WRITE, &dst);
-	if (walk_write_denied(&dst, &rule))
+	}
+	shm_dst = shm_verdict(&w.r, id, new_dentry, new_dentry->d_inode, shm_src == SHM_OWN);
+	if (shm_dst == SHM_OTHER) {
+		rule = BB_RULE_SHM_OTHER;
+		goto deny_dst;
+	}
+	if (shm_src == SHM_OWN && shm_dst == SHM_OWN && !src_mandatory && !w.r.mandatory)
+		return 0;
+	if (src_write_denied) {
+		rule = src_write_rule;
+		goto deny_src;
+	}
+	if (walk_write_denied(&w.r, &rule))
 		goto deny_dst;
 	/* Moving a directory onto or off a missing rule path would carry content past its rule. */
-	if (src.prefix || dst.prefix) {
+	if (src_loose || w.r.prefix) {
 		rule = BB_RULE_RENAME_LOOSER;
 		goto deny_dst;
 	}
-	if (walk_read_denied(&src, &rule) && !walk_read_denied(&dst, &rule)) {
+	if (src_read_denied && !walk_read_denied(&w.r, &rule)) {
 		rule = BB_RULE_RENAME_LOOSER;
 		goto deny_dst;
 	}
 	return 0;
 deny_src:
-	report_file(sb, id, op, rule, old_dentry, old_mnt);
+	report_file(sb, op, rule, old_dentry, old_mnt);
 	return refusal(sb, EPERM);
 deny_dst:
-	report_file(sb, id, op, rule, new_dentry, new_mnt);
+	report_file(sb, op, rule, new_dentry, new_mnt);
 	return refusal(sb, EPERM);
 }
 
@@ -219,6 +257,53 @@ int BPF_PROG(bb_path_link, struct dentry *old_dentry, const struct path *new_dir
 	return move_check(sb, id, old_dentry, mnt, new_dentry, mnt, BB_OP_LINK);
 }
 
+/*
+ * Records who made an object directly in the sandbox's /dev/shm: a create,
+ * mknod or O_TMPFILE there binds the new inode to its name here. A hard link
+ * binds an existing inode too, but path_link only lets the sandbox link its
+ * own objects, and an owner once recorded is never replaced.
+ */
+static __always_inline void shm_record_owner(__u64 id, struct dentry *dentry, struct inode *inode)
+{
+	struct bb_inode_key key = {};
+	struct inode *dir;
+	struct bb_rule *rule;
+	struct bb_owner *o;
+
+	dir = BPF_CORE_READ(dentry, d_parent, d_inode);
+	if (!dir)
+		return;
+	key.sandbox = id;
+	key.dev = BPF_CORE_READ(dir, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(dir, i_ino);
+	key.dir = 1;
+	rule = bpf_map_lookup_elem(&inode_rules, &key);
+	if (!rule || !(rule->flags & BB_R_SHM))
+		return;
+	o = bpf_inode_storage_get(&shm_owner, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (o && !o->sandbox)
+		o->sandbox = id;
+}
+
+/* A new inode bound to a name: the sandbox's own ptys and /dev/shm objects. */
+SEC("lsm/d_instantiate")
+int BPF_PROG(bb_d_instantiate, struct dentry *dentry, struct inode *inode)
+{
+	struct bb_sandbox *sb;
+	unsigned long magic;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || !inode)
+		return 0;
+	magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	if (magic == DEVPTS_SUPER_MAGIC)
+		pty_record_owner(id, inode);
+	else if (magic == TMPFS_MAGIC && sb->state == BB_STATE_ENFORCING)
+		shm_record_owner(id, dentry, inode);
+	return 0;
+}
+
 /* Hooks that only carry a dentry: the walk stops at that filesystem's root. */
 #define WRITE_DENTRY_HOOK(hook, op)                                                    \
 	SEC("lsm/" #hook)                                                              \
@@ -229,7 +314,7 @@ int BPF_PROG(bb_path_link, struct dentry *old_dentry, const struct path *new_dir
 		sb = current_sandbox(&id);                                             \
 		if (!sb || sb->state != BB_STATE_ENFORCING || creds_overridden())     \
 			return 0;                                                      \
-		return fs_check(sb, id, dentry, NULL, op, WALK_WRITE);                 \
+		return fs_check(sb, id, dentry, dentry->d_inode, NULL, op, WALK_WRITE); \
 	}
 
 WRITE_DENTRY_HOOK(inode_setxattr, BB_OP_SETXATTR)
@@ -249,7 +334,7 @@ static __always_inline int setattr_check(struct dentry *dentry, struct iattr *at
 	if (!(BPF_CORE_READ(attr, ia_valid) & SETATTR_TIMES) ||
 	    (BPF_CORE_READ(attr, ia_valid) & (ATTR_SIZE | ATTR_MODE | ATTR_UID | ATTR_GID)))
 		return 0;
-	return fs_check(sb, id, dentry, NULL, BB_OP_SETATTR, WALK_WRITE);
+	return fs_check(sb, id, dentry, dentry->d_inode, NULL, BB_OP_SETATTR, WALK_WRITE);
 }
 
 /* inode_setattr gained an idmap argument in 6.3; the loader picks the program that fits. */

@@ -16,7 +16,8 @@
 
 #define SPECIAL_NONE 0
 #define SPECIAL_NOT_A_PATH 1 /* pipes, sockets, anonymous inodes */
-#define SPECIAL_PROTECTED 2 /* cgroupfs, bpffs, securityfs, debugfs, tracefs */
+#define SPECIAL_PROTECTED 2 /* cgroupfs, securityfs, debugfs, tracefs */
+#define SPECIAL_BPFFS 3 /* bpffs: protected, and its pins are not read either (map contents) */
 
 struct walk_result {
 	__u32 read_rule;
@@ -31,6 +32,10 @@ struct walk_result {
 	__u8 too_deep;
 	__u8 special;
 	__u8 prefix; /* the object itself lies on a missing rule path, above its end */
+	__u8 other_tmpdir; /* below (or at) another sandbox's TMPDIR */
+	__u8 bpfbox_state; /* below (or at) bpfbox's run directory */
+	__u8 under_shm; /* strictly below /dev/shm */
+	__u8 shm_child; /* directly in /dev/shm */
 };
 
 struct walk_names {
@@ -110,7 +115,7 @@ static __always_inline void mandatory_hit(struct walk_result *r, __u32 rule)
 }
 
 /* The mandatory deny set, matched by name at any depth. */
-static __always_inline void check_mandatory(const struct bb_sandbox *sb, __u64 name, __u32 len,
+static __always_inline void check_mandatory(__u32 sb_flags, __u64 name, __u32 len,
 					    struct inode *inode, const struct walk_names *wn,
 					    struct walk_result *r)
 {
@@ -142,7 +147,7 @@ static __always_inline void check_mandatory(const struct bb_sandbox *sb, __u64 n
 	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_HOOKS))
 		mandatory_hit(r, BB_RULE_MANDATORY_GIT_HOOKS);
 	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_CONFIG) &&
-	    !(sb->flags & BB_SB_ALLOW_GIT_CONFIG))
+	    !(sb_flags & BB_SB_ALLOW_GIT_CONFIG))
 		mandatory_hit(r, BB_RULE_MANDATORY_GIT_CONFIG);
 	/* The child's own entry names it: mandatory:.claude/commands or .claude/agents. */
 	if ((m->flags & BB_M_CLAUDE) && (child->flags & BB_M_CHILD_AGENT_DIR))
@@ -160,7 +165,9 @@ static __always_inline int special_fs(struct dentry *d)
 
 	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC)
 		return SPECIAL_NOT_A_PATH;
-	if (magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC || magic == BPF_FS_MAGIC ||
+	if (magic == BPF_FS_MAGIC)
+		return SPECIAL_BPFFS;
+	if (magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
 	    magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC || magic == TRACEFS_MAGIC)
 		return SPECIAL_PROTECTED;
 	return SPECIAL_NONE;
@@ -189,9 +196,9 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 	struct bb_inode_key key = {};
 	struct dentry *d, *parent;
 	struct mount *mnt;
-	struct bb_sandbox sbv = {};
 	struct inode *inode;
 	struct bb_rule *rule;
+	__u64 *owner;
 	__u64 name;
 	__u32 len;
 
@@ -200,7 +207,6 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 	key.sandbox = w->sb_id;
 	d = (struct dentry *)w->d;
 	mnt = (struct mount *)w->mnt;
-	sbv.flags = w->sb_flags;
 	inode = BPF_CORE_READ(d, d_inode);
 	if (inode) {
 		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
@@ -210,7 +216,21 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 		if (rule) {
 			if ((rule->flags & BB_R_ANCHOR) && w->wn.below)
 				check_anchor(w->sb_id, &key, &w->wn, w->mask, &w->r);
+			if (rule->flags & BB_R_BPFBOX_STATE)
+				w->r.bpfbox_state = 1;
+			if ((rule->flags & BB_R_SHM) && w->wn.below) {
+				w->r.under_shm = 1;
+				if (w->wn.below == 1)
+					w->r.shm_child = 1;
+			}
 			apply_rule(rule, w->mask, &w->r);
+		}
+		/* Another sandbox's TMPDIR, by identity: whatever the name or the path to it. */
+		if (key.dir) {
+			key.sandbox = 0;
+			owner = bpf_map_lookup_elem(&private_dirs, &key);
+			if (owner && *owner != w->sb_id)
+				w->r.other_tmpdir = 1;
 		}
 	}
 	if (mnt && w->d == w->mnt_root) {
@@ -234,7 +254,7 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 	name = (__u64)BPF_CORE_READ(d, d_name.name);
 	len = BPF_CORE_READ(d, d_name.len);
 	if (w->mask & WALK_WRITE)
-		check_mandatory(&sbv, name, len, inode, &w->wn, &w->r);
+		check_mandatory(w->sb_flags, name, len, inode, &w->wn, &w->r);
 	w->wn.name[3] = w->wn.name[2];
 	w->wn.len[3] = w->wn.len[2];
 	w->wn.name[2] = w->wn.name[1];
@@ -261,27 +281,34 @@ static long walk_step(__u32 i, void *data)
  * point are then not seen, which can only deny (write is allow-only).
  */
 static __always_inline void fs_walk(__u64 sb_id, const struct bb_sandbox *sb, struct dentry *d,
-				    struct vfsmount *vmnt, __u32 mask, struct walk_result *r)
+				    struct vfsmount *vmnt, __u32 mask, struct walk_ctx *w)
 {
-	struct walk_ctx w = { .sb_id = sb_id, .d = (__u64)d, .mask = mask, .sb_flags = sb->flags };
-
-	w.r.special = special_fs(d);
-	if (w.r.special != SPECIAL_NOT_A_PATH) {
+	/* The result stays in w: a copy would cost the stack the verifier limits. */
+	__builtin_memset(w, 0, sizeof(*w));
+	w->sb_id = sb_id;
+	w->d = (__u64)d;
+	w->mask = mask;
+	w->sb_flags = sb->flags;
+	w->r.special = special_fs(d);
+	if (w->r.special != SPECIAL_NOT_A_PATH) {
 		if (vmnt) {
-			w.mnt = (__u64)real_mount(vmnt);
-			w.mnt_root = (__u64)BPF_CORE_READ(vmnt, mnt_root);
+			w->mnt = (__u64)real_mount(vmnt);
+			w->mnt_root = (__u64)BPF_CORE_READ(vmnt, mnt_root);
 		}
-		bpf_loop(BB_MAX_DEPTH, walk_step, &w, 0);
-		if (!w.done)
-			w.r.too_deep = 1;
+		bpf_loop(BB_MAX_DEPTH, walk_step, w, 0);
+		if (!w->done)
+			w->r.too_deep = 1;
 	}
-	*r = w.r;
 }
 
 static __always_inline bool walk_read_denied(const struct walk_result *r, __u32 *rule)
 {
 	if (r->special == SPECIAL_NOT_A_PATH)
 		return false;
+	if (r->special == SPECIAL_BPFFS) {
+		*rule = BB_RULE_PROTECTED_FS;
+		return true;
+	}
 	if (r->too_deep) {
 		*rule = BB_RULE_TOO_DEEP;
 		return true;
@@ -297,7 +324,7 @@ static __always_inline bool walk_write_denied(const struct walk_result *r, __u32
 {
 	if (r->special == SPECIAL_NOT_A_PATH)
 		return false;
-	if (r->special == SPECIAL_PROTECTED) {
+	if (r->special == SPECIAL_PROTECTED || r->special == SPECIAL_BPFFS) {
 		*rule = BB_RULE_PROTECTED_FS;
 		return true;
 	}
@@ -417,57 +444,126 @@ static __always_inline void event_set_path(struct bb_event *ev, struct dentry *d
 	ev->path_len = n;
 }
 
-/* Sends a file refusal event unless an identical one went out within the window. */
-static __always_inline void report_file(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule,
-					struct dentry *d, struct vfsmount *vmnt)
+/*
+ * Sends a file refusal event unless an identical one went out within the
+ * window. A function of its own: its stack (event path, rate-limit key) is
+ * then not added to the hook's, which the walk's call chain shares.
+ */
+static __noinline int report_file(struct bb_sandbox *sb, __u32 op, __u32 rule, struct dentry *d,
+				  struct vfsmount *vmnt)
 {
 	struct bb_event *ev;
+	__u64 sb_id;
 	__u32 count;
 
+	if (!sb)
+		return 0;
+	sb_id = sb->id;
 	if (!rate_limit_pass(sb_id, op, rule, file_object(d), &count))
-		return;
+		return 0;
 	ev = event_reserve(sb, sb_id, count);
 	if (!ev)
-		return;
+		return 0;
 	event_fill_task(ev, sb_id, BB_EV_FILE, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
 	event_set_path(ev, d, vmnt);
 	bpf_ringbuf_submit(ev, 0);
+	return 0;
 }
 
 /*
- * Decides one access to d; returns 0 or the refusal. A device of the
- * sandbox's device set (device) is writable without allowWrite; explicit
- * rules still apply to it.
+ * What no policy opens: another sandbox's TMPDIR, bpfbox's own state, and a
+ * path too deep to tell (fail closed). Checked even with filesystem.disabled.
+ */
+static __always_inline bool walk_private_denied(const struct walk_result *r, __u32 *rule)
+{
+	if (r->bpfbox_state) {
+		*rule = BB_RULE_BPFBOX_STATE;
+		return true;
+	}
+	if (r->other_tmpdir) {
+		*rule = BB_RULE_OTHER_TMPDIR;
+		return true;
+	}
+	if (r->too_deep && r->special != SPECIAL_NOT_A_PATH) {
+		*rule = BB_RULE_TOO_DEEP;
+		return true;
+	}
+	return false;
+}
+
+#define SHM_NONE 0 /* not a /dev/shm object: the policy decides */
+#define SHM_OWN 1 /* the sandbox's own object, or a new name it creates there */
+#define SHM_OTHER 2 /* somebody else's object: out of reach */
+
+/*
+ * /dev/shm needs no policy entry: the sandbox may create objects directly in
+ * it and use what it created (d_instantiate records the creator on the
+ * inode); whatever it did not create is neither read nor written. inode must
+ * be the hook's own (trusted) pointer to d's inode, which inode storage needs.
+ */
+static __always_inline int shm_verdict(const struct walk_result *r, __u64 sb_id, struct dentry *d,
+				       struct inode *inode, bool creating)
+{
+	struct bb_owner *o;
+
+	if (!r->under_shm)
+		return SHM_NONE;
+	/*
+	 * Whether the name exists comes from a plain read: 6.12's verifier
+	 * takes a pointer loaded from a hook argument as never NULL and drops
+	 * the test on it.
+	 */
+	if (!BPF_CORE_READ(d, d_inode))
+		return creating && r->shm_child ? SHM_OWN : SHM_NONE;
+	o = bpf_inode_storage_get(&shm_owner, inode, 0, 0);
+	return o && o->sandbox == sb_id ? SHM_OWN : SHM_OTHER;
+}
+
+/*
+ * Decides one access to d (whose inode is inode, NULL if none yet); returns
+ * 0 or the refusal. A device of the sandbox's device set (device) is
+ * writable without allowWrite; explicit rules still apply to it.
  */
 static __always_inline int fs_check_open(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
-					 struct vfsmount *vmnt, __u32 op, __u32 mask, bool device)
+					 struct inode *inode, struct vfsmount *vmnt, __u32 op, __u32 mask,
+					 bool device)
 {
-	struct walk_result r = {};
+	struct walk_ctx w;
 	__u32 rule = 0;
+	int shm;
 
+	fs_walk(sb_id, sb, d, vmnt, mask, &w);
+	if (walk_private_denied(&w.r, &rule))
+		goto deny;
 	if (sb->flags & BB_SB_FS_DISABLED) {
 		/* srt's "disabled" drops the policy, not bpfbox's self-protection. */
-		if ((mask & WALK_WRITE) && special_fs(d) == SPECIAL_PROTECTED) {
+		if (w.r.special == SPECIAL_BPFFS || ((mask & WALK_WRITE) && w.r.special == SPECIAL_PROTECTED)) {
 			rule = BB_RULE_PROTECTED_FS;
 			goto deny;
 		}
 		return 0;
 	}
-	fs_walk(sb_id, sb, d, vmnt, mask, &r);
-	if ((mask & WALK_WRITE) && walk_write_denied(&r, &rule) && !(device && rule == BB_RULE_DEFAULT_WRITE))
+	shm = shm_verdict(&w.r, sb_id, d, inode, op == BB_OP_CREATE);
+	if (shm == SHM_OTHER) {
+		rule = BB_RULE_SHM_OTHER;
 		goto deny;
-	if ((mask & WALK_READ) && walk_read_denied(&r, &rule))
+	}
+	if (shm == SHM_OWN && !((mask & WALK_WRITE) && w.r.mandatory))
+		return 0;
+	if ((mask & WALK_WRITE) && walk_write_denied(&w.r, &rule) && !(device && rule == BB_RULE_DEFAULT_WRITE))
+		goto deny;
+	if ((mask & WALK_READ) && walk_read_denied(&w.r, &rule))
 		goto deny;
 	return 0;
 deny:
-	report_file(sb, sb_id, op, rule, d, vmnt);
+	report_file(sb, op, rule, d, vmnt);
 	return refusal(sb, EPERM);
 }
 
-static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d, struct inode *inode,
 				    struct vfsmount *vmnt, __u32 op, __u32 mask)
 {
-	return fs_check_open(sb, sb_id, d, vmnt, op, mask, false);
+	return fs_check_open(sb, sb_id, d, inode, vmnt, op, mask, false);
 }
 
 #endif

@@ -152,6 +152,12 @@ struct socket {
 	struct sock *sk;
 };
 
+/* The description sits in an anonymous union in the kernel; CO-RE finds it by name. */
+struct key {
+	s32 serial;
+	char *description;
+};
+
 #pragma clang attribute pop
 
 /* From the kernel's fs.h and magic.h: stable ABI values. */
@@ -190,6 +196,10 @@ struct socket {
 #define TRACEFS_MAGIC 0x74726163
 #define NSFS_MAGIC 0x6e736673
 #define DEVPTS_SUPER_MAGIC 0x1cd1
+#define TMPFS_MAGIC 0x01021994
+
+/* include/linux/key.h: the user's own keyrings, made on first use by whoever asks. */
+#define KEY_ALLOC_UID_KEYRING 0x0010
 
 #define EPERM 1
 #define EACCES 13

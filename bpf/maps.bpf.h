@@ -149,6 +149,44 @@ struct {
 	__type(value, __u64);
 } pty_owner SEC(".maps");
 
+/*
+ * Directories private to one sandbox (each sandbox's TMPDIR), by identity:
+ * (dev, ino) -> owning sandbox, keyed like inode_rules with sandbox 0. Looked up for every directory a sandboxed
+ * walk passes; outsiders never walk.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_SANDBOXES);
+	__type(key, struct bb_inode_key); /* sandbox 0, dir 1 */
+	__type(value, __u64);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} private_dirs SEC(".maps");
+
+/* The sandbox that created an object in /dev/shm; goes away with the inode. */
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bb_owner);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} shm_owner SEC(".maps");
+
+/*
+ * Keys created inside a sandbox, by the address of their struct key: the
+ * serial is assigned after the key_alloc hook runs. Every key_alloc rewrites
+ * the entry of its address, and the supervisor drops its sandbox's entries
+ * when it ends.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct bb_owner);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} key_owner SEC(".maps");
+
 /* Per-CPU scratch for building an event's path backwards. */
 struct path_scratch {
 	char buf[2 * BB_EVENT_PATH];

@@ -79,6 +79,8 @@ struct bb_resolve {
 #define BB_R_ANCHOR (1u << 4) /* name rules hang below this inode */
 #define BB_R_UNIX_ALLOW (1u << 5) /* a Unix socket bound here may be connected to */
 #define BB_R_PREFIX (1u << 6) /* a missing rule path continues below this name */
+#define BB_R_SHM (1u << 7) /* /dev/shm: objects there are the sandbox's own or out of reach */
+#define BB_R_BPFBOX_STATE (1u << 8) /* bpfbox's run directory: out of reach of every sandbox */
 
 struct bb_inode_key {
 	bb_u64 sandbox;
@@ -118,6 +120,11 @@ struct bb_device_key {
 	bb_u64 sandbox;
 	bb_u32 rdev; /* kernel encoding */
 	bb_u32 type; /* BB_DEV_CHAR or BB_DEV_BLOCK */
+};
+
+/* The sandbox that created an object in /dev/shm (inode storage), or a key (by address). */
+struct bb_owner {
+	bb_u64 sandbox;
 };
 
 struct bb_rule {
@@ -167,6 +174,10 @@ enum bb_special_rule {
 	BB_RULE_MANDATORY_CLAUDE,
 	BB_RULE_MANDATORY_RENAME,
 	BB_RULE_DEVICE, /* open of a device node outside the sandbox's device set */
+	BB_RULE_OTHER_TMPDIR, /* another sandbox's TMPDIR */
+	BB_RULE_BPFBOX_STATE, /* bpfbox's registry and locks */
+	BB_RULE_SHM_OTHER, /* a /dev/shm object the sandbox did not create */
+	BB_RULE_KEY_OTHER, /* a key the sandbox did not create */
 	BB_RULE_SPECIAL_END,
 };
 
@@ -178,6 +189,7 @@ enum bb_event_kind {
 	BB_EV_PROCESS,
 	BB_EV_NET,
 	BB_EV_UNIX,
+	BB_EV_KEY,
 };
 
 enum bb_op {
@@ -211,6 +223,7 @@ enum bb_op {
 	BB_OP_SOCKET,
 	BB_OP_UNIX_CONNECT,
 	BB_OP_UNIX_SEND,
+	BB_OP_KEY, /* a kernel key: port = serial, proto = the permission asked */
 	BB_OP_MAX,
 };
 
@@ -240,7 +253,7 @@ struct bb_event {
 	bb_u32 proto;
 	bb_u32 rdev; /* device refusals (builtin:device): the node's device number, kernel encoding */
 	bb_u8 addr[16];
-	char path[BB_EVENT_PATH]; /* path (or Unix socket path), NUL-terminated */
+	char path[BB_EVENT_PATH]; /* path (or Unix socket path, or key description), NUL-terminated */
 };
 
 /*

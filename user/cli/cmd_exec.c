@@ -28,6 +28,7 @@
 #include "sandbox/sandbox_env.h"
 #include "sandbox/sandbox_gc.h"
 #include "sandbox/sandbox_maps.h"
+#include "sandbox/sandbox_private.h"
 #include "sandbox/sandbox_proxy.h"
 #include "sandbox/supervise.h"
 
@@ -76,6 +77,7 @@ struct exec_run {
 	const char **rule_names;
 	char **owned_names;
 	size_t n_specs, n_rule_names;
+	size_t tmpdir_spec; /* the TMPDIR's entry in specs */
 	struct timespec started;
 	bool registered;
 };
@@ -260,7 +262,7 @@ static uint32_t spec_flags(enum fs_rule_kind kind)
 static int build_specs(struct exec_run *r)
 {
 	const struct policy *p = r->policy;
-	size_t cap = p->n_fs_rules + p->n_allow_unix_sockets + 1, n = 0;
+	size_t cap = p->n_fs_rules + p->n_allow_unix_sockets + 3, n = 0;
 
 	/*
 	 * A caller's effective policy under a ceiling has two rule layers, which
@@ -282,8 +284,16 @@ static int build_specs(struct exec_run *r)
 		r->rule_names[n] = p->fs_rules[i].name;
 		n++;
 	}
+	r->tmpdir_spec = n;
 	r->specs[n] = (struct rule_spec){ r->tmpdir, BB_R_ALLOW_WRITE, (uint32_t)n };
 	r->rule_names[n] = "implicit:allowWrite:TMPDIR";
+	n++;
+	/* Marks, not rules: /dev/shm's objects are decided by their creator; bpfbox's own state is off limits. */
+	r->specs[n] = (struct rule_spec){ SANDBOX_SHM_DIR, BB_R_SHM, (uint32_t)n };
+	r->rule_names[n] = "builtin:shm";
+	n++;
+	r->specs[n] = (struct rule_spec){ BPFBOX_RUN_DIR, BB_R_BPFBOX_STATE, (uint32_t)n };
+	r->rule_names[n] = "builtin:bpfbox-state";
 	n++;
 	for (size_t i = 0; i < p->n_allow_unix_sockets; i++) {
 		/* "@name": an abstract socket, matched by name in its own map. */
@@ -483,6 +493,8 @@ static void exec_teardown(struct exec_run *r)
 	}
 	if (r->proxy_started)
 		sandbox_proxy_stop(&r->proxy);
+	if (r->cg_made && r->bpf)
+		sandbox_private_sweep_shm(r->bpf, r->cg.id);
 	if (r->maps_added)
 		sandbox_maps_remove(r->bpf, r->cg.id);
 	if (r->ringbuf_fd >= 0)
@@ -492,6 +504,8 @@ static void exec_teardown(struct exec_run *r)
 	if (r->launched)
 		launch_release(&r->launch);
 	remove_tree(r->tmpdir);
+	if (r->cg_made)
+		sandbox_private_release(r->bpf, r->cg.id);
 	if (r->registered)
 		registry_remove(r->id);
 	env_free(&r->env);
@@ -646,6 +660,12 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (!err)
 		err = sandbox_maps_load_rules(r->bpf, r->cg.id, r->specs, r->launch.results, r->n_specs, rule_note, r,
 					      &em);
+	/* By the identity the kernel resolved: no other sandbox reaches it, whatever the path. */
+	if (!err && !r->launch.results[r->tmpdir_spec].err && !r->launch.results[r->tmpdir_spec].missing)
+		err = sandbox_private_claim_dir(r->bpf, r->cg.id, r->launch.results[r->tmpdir_spec].dev,
+						r->launch.results[r->tmpdir_spec].ino, &em);
+	else if (!err)
+		err = errmsg_set(&em, -ENOENT, "resolving %s in the kernel", r->tmpdir);
 	if (!err)
 		err = sandbox_maps_enforce(r->bpf, r->cg.id, r->http_port,
 					   r->socks_port != r->http_port ? r->socks_port : 0, &em);

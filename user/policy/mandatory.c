@@ -56,6 +56,10 @@ static const char *const special_names[] = {
 	[BB_RULE_MANDATORY_CLAUDE - BB_RULE_SPECIAL] = "mandatory:.claude",
 	[BB_RULE_MANDATORY_RENAME - BB_RULE_SPECIAL] = "mandatory:rename",
 	[BB_RULE_DEVICE - BB_RULE_SPECIAL] = "builtin:device",
+	[BB_RULE_OTHER_TMPDIR - BB_RULE_SPECIAL] = "builtin:other-sandbox-tmpdir",
+	[BB_RULE_BPFBOX_STATE - BB_RULE_SPECIAL] = "builtin:bpfbox-state",
+	[BB_RULE_SHM_OTHER - BB_RULE_SPECIAL] = "builtin:shm-not-own",
+	[BB_RULE_KEY_OTHER - BB_RULE_SPECIAL] = "builtin:key-not-own",
 };
 
 const char *special_rule_name(uint32_t rule)

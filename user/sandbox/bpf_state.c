@@ -336,6 +336,9 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "sock_owner", offsetof(struct bpf_state_maps, sock_owner) },
 		{ "unix_names", offsetof(struct bpf_state_maps, unix_names) },
 		{ "device_allow", offsetof(struct bpf_state_maps, device_allow) },
+		{ "private_dirs", offsetof(struct bpf_state_maps, private_dirs) },
+		{ "shm_owner", offsetof(struct bpf_state_maps, shm_owner) },
+		{ "key_owner", offsetof(struct bpf_state_maps, key_owner) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -347,7 +350,9 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "name_rules",
 						 "mandatory_names", "resolve_slots", "sandbox_events",
 						 "rate_limit",	  "sock_owner",	 "unix_names",
-						 "ring_owners",	  "device_allow" };
+						 "ring_owners",	  "device_allow",
+						 "private_dirs", "shm_owner",
+						 "key_owner" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

@@ -40,6 +40,9 @@ struct bpf_state_maps {
 	int sock_owner;
 	int unix_names;
 	int device_allow;
+	int private_dirs;
+	int shm_owner;
+	int key_owner;
 };
 
 struct bpf_state {

@@ -28,6 +28,7 @@ static const char *const actions[BB_OP_MAX] = {
 	[BB_OP_CONNECT] = "connect",	     [BB_OP_SENDMSG] = "sendmsg",
 	[BB_OP_BIND] = "bind",		     [BB_OP_SOCKET] = "socket-create",
 	[BB_OP_UNIX_CONNECT] = "unix-connect", [BB_OP_UNIX_SEND] = "unix-send",
+	[BB_OP_KEY] = "key-access",
 };
 
 const char *kevent_action(uint32_t op)
@@ -49,6 +50,8 @@ const char *kevent_rule_name(const struct kevent_ctx *k, uint32_t rule)
 /* ECS category of an operation; the ops are ordered file, process, network. */
 static const char *category_of(uint32_t op)
 {
+	if (op == BB_OP_KEY)
+		return "process";
 	if (op >= BB_OP_CONNECT)
 		return "network";
 	return op >= BB_OP_MOUNT ? "process" : "file";
@@ -72,6 +75,8 @@ static const char *type_of(uint32_t op)
 	case BB_OP_UNLINK:
 	case BB_OP_RMDIR:
 		return "deletion,denied";
+	case BB_OP_KEY:
+		return "access,denied";
 	case BB_OP_CONNECT:
 	case BB_OP_SENDMSG:
 	case BB_OP_UNIX_CONNECT:
@@ -170,6 +175,16 @@ static void set_device(struct log_event *le, const struct bb_event *ev, char *te
 		 BB_KDEV_MAJOR(ev->rdev), BB_KDEV_MINOR(ev->rdev));
 }
 
+/* include/linux/key.h, enum key_need_perm. */
+static const char *key_permission_name(uint32_t perm)
+{
+	static const char *const names[] = { "unspecified", "view",   "read",	    "write",
+					     "search",	    "link",   "setattr",    "unlink",
+					     "sysadmin",    "authtoken", "deferred" };
+
+	return perm < sizeof(names) / sizeof(names[0]) ? names[perm] : "unknown";
+}
+
 /* Fields naming what was refused; text receives the rest of the message. */
 static void set_object(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
 {
@@ -194,6 +209,13 @@ static void set_object(struct log_event *le, const struct bb_event *ev, char *te
 		break;
 	case BB_EV_NET:
 		set_network(le, ev, text, len);
+		break;
+	case BB_EV_KEY:
+		log_event_set_bytes(le, "bpfbox.key.description", ev->path, (size_t)plen);
+		log_event_set_int(le, "bpfbox.key.serial", (int32_t)ev->port);
+		log_event_set_str(le, "bpfbox.key.permission", key_permission_name(ev->proto));
+		snprintf(text, len, " (%s) of key %d \"%.*s\", which the sandbox did not create",
+			 key_permission_name(ev->proto), (int32_t)ev->port, plen, ev->path);
 		break;
 	default:
 		if (ev->op == BB_OP_PTRACE && ev->port) {
@@ -258,7 +280,10 @@ void kevent_report_pending(void *ctx, uint32_t op, uint32_t rule, uint64_t count
 	log_event_set_bool(le, "bpfbox.folded", true);
 	log_event_message(le, "%s %s %llu more time%s, folded after an earlier line naming the same %s%s",
 			  k->audit ? "would deny" : "denied", action, (unsigned long long)count, count == 1 ? "" : "s",
-			  op >= BB_OP_CONNECT ? "destination" : op >= BB_OP_MOUNT ? "target" : "file",
+			  op == BB_OP_KEY	 ? "key" :
+			  op >= BB_OP_CONNECT ? "destination" :
+			  op >= BB_OP_MOUNT   ? "target" :
+						"file",
 			  k->audit ? " (audit mode)" : "");
 	log_event_violation(le);
 	if (k->audit)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <linux/securebits.h>
 #include <poll.h>
@@ -130,6 +131,13 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 	for (size_t i = 0; i < spec->n_keep_fds; i++)
 		fcntl(spec->keep_fds[i], F_SETFD, 0);
 
+	/*
+	 * A new, empty session key ring: the command starts with none of the
+	 * invoker's keys, and the kernel records it as the sandbox's own. A
+	 * kernel without key rings has nothing to hide.
+	 */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		child_fail(status_fd, MSG_SETUP_FAILED, errno);
 	err = drop_privileges();
 	if (err)
 		child_fail(status_fd, MSG_SETUP_FAILED, -err);

@@ -9,6 +9,7 @@
 #include "cgroup.h"
 #include "sandbox_gc.h"
 #include "sandbox_maps.h"
+#include "sandbox_private.h"
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -39,9 +40,13 @@ void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e)
 		cgroup_kill_all(e->cgroup, 5000);
 		rmdir(e->cgroup);
 	}
-	if (st && e->cgroup_id)
+	if (st && e->cgroup_id) {
+		sandbox_private_sweep_shm(st, e->cgroup_id);
 		sandbox_maps_remove(st, e->cgroup_id);
+	}
 	remove_tree(e->tmpdir);
+	if (e->cgroup_id)
+		sandbox_private_release(st, e->cgroup_id);
 	registry_remove(e->id);
 }
 

@@ -123,6 +123,8 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 						  specs[i].path, BB_MAX_RULES);
 			continue;
 		}
+		if (flags & (BB_R_SHM | BB_R_BPFBOX_STATE))
+			continue; /* marks on existing directories only */
 		if (flags & BB_R_UNIX_ALLOW) {
 			/* Peers are matched by the socket file's identity, which does not exist yet. */
 			if (note)
