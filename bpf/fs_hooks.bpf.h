@@ -83,6 +83,14 @@ WRITE_IN_DIR_HOOK(path_rmdir, BB_OP_RMDIR)
 WRITE_IN_DIR_HOOK(path_mkdir, BB_OP_MKDIR, umode_t mode)
 WRITE_IN_DIR_HOOK(path_symlink, BB_OP_SYMLINK, const char *old_name)
 
+/* Without create or atomic_open the kernel refuses every new file in dir itself. */
+static __always_inline bool dir_cannot_create(const struct path *dir)
+{
+	const struct inode_operations *ops = BPF_CORE_READ(dir, dentry, d_inode, i_op);
+
+	return ops && !BPF_CORE_READ(ops, create) && !BPF_CORE_READ(ops, atomic_open);
+}
+
 SEC("lsm/path_mknod")
 int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev)
 {
@@ -96,7 +104,15 @@ int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode
 		report_file(sb, id, BB_OP_MKNOD, BB_RULE_DEVICE_NODE, dentry, BPF_CORE_READ(dir, mnt));
 		return refusal(sb, EPERM);
 	}
-	/* Regular files made by open(O_CREAT) come here too. */
+	/*
+	 * Regular files made by open(O_CREAT) come here too, before the kernel
+	 * has looked the name up: an existing name opens whatever this returns.
+	 * A directory that cannot create a file (procfs, so /proc/self/fd/N
+	 * opened for writing) creates nothing either way; file_open then decides
+	 * on the object the name leads to, and only a refusal there is logged.
+	 */
+	if (S_ISREG(mode) && dir_cannot_create(dir))
+		return 0;
 	return fs_check(sb, id, dentry, BPF_CORE_READ(dir, mnt), S_ISREG(mode) ? BB_OP_CREATE : BB_OP_MKNOD,
 			WALK_WRITE);
 }

@@ -40,15 +40,32 @@ struct qstr {
 	const unsigned char *name;
 };
 
+struct list_head {
+	struct list_head *next;
+	struct list_head *prev;
+};
+
 struct super_block {
 	dev_t s_dev;
 	unsigned long s_magic;
+	struct list_head s_mounts; /* every mount of this superblock, through mount.mnt_instance */
+};
+
+/* Later kernels (2025) keep the first mount in s_mounts, chained through mnt_next_for_sb. */
+struct super_block___mount_chain {
+	struct mount *s_mounts;
+};
+
+struct inode_operations {
+	void *create;
+	void *atomic_open;
 };
 
 struct inode {
 	umode_t i_mode;
 	unsigned long i_ino;
 	struct super_block *i_sb;
+	const struct inode_operations *i_op;
 };
 
 struct dentry {
@@ -61,12 +78,18 @@ struct dentry {
 struct vfsmount {
 	struct dentry *mnt_root;
 	struct super_block *mnt_sb;
+	int mnt_flags;
 };
 
 struct mount {
 	struct mount *mnt_parent;
 	struct dentry *mnt_mountpoint;
 	struct vfsmount mnt;
+	struct list_head mnt_instance; /* on super_block.s_mounts (6.1, 6.12) */
+};
+
+struct mount___mount_chain {
+	struct mount *mnt_next_for_sb;
 };
 
 struct path {
@@ -178,9 +201,9 @@ struct socket {
 #define ATTR_ATIME_SET (1 << 7)
 #define ATTR_MTIME_SET (1 << 8)
 
-#define PIPEFS_MAGIC 0x50495045
-#define SOCKFS_MAGIC 0x534F434B
-#define ANON_INODE_FS_MAGIC 0x09041934
+/* A mount the kernel made for itself (kern_mount); never attached to a tree. */
+#define MNT_INTERNAL 0x4000
+
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define BPF_FS_MAGIC 0xcafe4a11
