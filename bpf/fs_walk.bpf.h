@@ -471,28 +471,34 @@ static __always_inline void report_file(struct bb_sandbox *sb, __u64 sb_id, __u3
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Decides one access to d; returns 0 or the refusal. */
-static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
-				    struct vfsmount *vmnt, __u32 op, __u32 mask)
+/* Decides one access to d: true when refused, with the rule that refuses it. */
+static __always_inline bool fs_refused(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+				       struct vfsmount *vmnt, __u32 mask, __u32 *rule)
 {
 	struct walk_result r = {};
-	__u32 rule = 0;
 
 	if (sb->flags & BB_SB_FS_DISABLED) {
 		/* srt's "disabled" drops the policy, not bpfbox's self-protection. */
 		if ((mask & WALK_WRITE) && special_fs(d) == SPECIAL_PROTECTED) {
-			rule = BB_RULE_PROTECTED_FS;
-			goto deny;
+			*rule = BB_RULE_PROTECTED_FS;
+			return true;
 		}
-		return 0;
+		return false;
 	}
 	fs_walk(sb_id, sb, d, vmnt, mask, &r);
-	if ((mask & WALK_WRITE) && walk_write_denied(&r, &rule))
-		goto deny;
-	if ((mask & WALK_READ) && walk_read_denied(&r, &rule))
-		goto deny;
-	return 0;
-deny:
+	if ((mask & WALK_WRITE) && walk_write_denied(&r, rule))
+		return true;
+	return (mask & WALK_READ) && walk_read_denied(&r, rule);
+}
+
+/* Decides one access to d; returns 0 or the refusal, which it reports. */
+static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+				    struct vfsmount *vmnt, __u32 op, __u32 mask)
+{
+	__u32 rule = 0;
+
+	if (!fs_refused(sb, sb_id, d, vmnt, mask, &rule))
+		return 0;
 	report_file(sb, sb_id, op, rule, d, vmnt);
 	return refusal(sb, EPERM);
 }

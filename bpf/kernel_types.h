@@ -69,6 +69,7 @@ struct inode {
 };
 
 struct dentry {
+	unsigned int d_flags;
 	struct dentry *d_parent;
 	struct qstr d_name;
 	struct inode *d_inode;
@@ -179,7 +180,14 @@ struct socket {
 /* From the kernel's fs.h and magic.h: stable ABI values. */
 #define FMODE_READ 0x1
 #define FMODE_WRITE 0x2
+/* A #define (BIT(28)) up to 6.12; later kernels carry it in BTF as this enum. */
+enum dentry_flags {
+	DCACHE_PAR_LOOKUP = 0x10000000, /* being looked up: d_in_lookup() */
+};
+
 #define FMODE_EXEC 0x20
+#define FMODE_OPENED 0x80000
+#define FMODE_CREATED 0x100000
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
 #define S_IFREG 0100000

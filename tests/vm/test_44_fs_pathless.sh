@@ -11,10 +11,20 @@ escape_fixture
 PL=$T_ROOT/build/helpers/pathless
 [ -x "$PL" ] || t_skip_all "build/helpers/pathless is missing (make all)"
 
-# Refusals in $LOG, one compact line each (none is empty output).
+# Refusals in $LOG, one compact line each (none is empty output). A command's
+# own failure (sandbox-exit with a non-zero status) is not a refusal.
 refusals() {
 	[ -f "$LOG" ] || return 0
-	jq -c 'select(.event.outcome == "failure") | [.event.action, .file.path, .rule.name]' "$LOG"
+	jq -c 'select(.event.outcome == "failure" and (.event.type | index("denied"))) |
+		[.event.action, .file.path, .rule.name]' "$LOG"
+}
+
+# assert_refusals N NAME: exactly N refusals in the log.
+assert_refusals() {
+	local got
+	got=$(refusals)
+	[ "$(printf '%s' "$got" | grep -c .)" -eq "$1" ] && t_ok "$2" && return 0
+	t_fail "$2" "expected $1 refusals; the log holds:" "$got"
 }
 
 assert_no_refusal() {
@@ -71,7 +81,7 @@ assert_succeeds "reopen of a read-denied file through /proc/self/fd runs" bb -- 
 assert_contains "$T_OUT" '^reopen EPERM$' "reading a read-denied file through /proc/self/fd is refused"
 assert_not_contains "$T_OUT" classified "/proc/self/fd read: nothing leaks"
 assert_event "open-read" "$S/key" "denyRead:$S" "/proc/self/fd read: the event names the file and its rule"
-assert_eq 1 "$(refusals | wc -l)" "/proc/self/fd read: one refusal, nothing else"
+assert_refusals 1 "/proc/self/fd read: one refusal, nothing else"
 fresh
 assert_succeeds "reopen of a write-denied file as fopen \"w\" through /proc/self/fd runs" \
 	bb -- "$PL" reopen "$W/a/prot/f" w
@@ -79,7 +89,7 @@ assert_contains "$T_OUT" '^reopen EPERM$' "writing a write-denied file through /
 assert_eq guarded "$(cat "$W/a/prot/f")" "/proc/self/fd write: the file is not truncated"
 assert_event "open-write" "$W/a/prot/f" "denyWrite:$W/a/prot" \
 	"/proc/self/fd write: the event names the file and its rule"
-assert_eq 1 "$(refusals | wc -l)" "/proc/self/fd write: one refusal, no create of /proc/PID/fd/N"
+assert_refusals 1 "/proc/self/fd write: one refusal, no create of /proc/PID/fd/N"
 fresh
 assert_succeeds "reading a readable file through /proc/self/fd works" bb -- "$PL" reopen "$W/pub" r
 assert_contains "$T_OUT" '^read: public$' "/proc/self/fd read of a readable file: content"
@@ -94,6 +104,29 @@ assert_succeeds "a shell writes to its stdout pipe through /proc/PID/fd" \
 	"$BPFBOX" "$P" "$LOG"
 assert_contains "$T_OUT" '^via-proc$' "/proc/PID/fd pipe: the line arrives"
 assert_no_refusal "allowed reopens leave no refusal in the log"
+
+# open(O_CREAT) of a name the dentry cache does not hold asks path_mknod before
+# the lookup; only a create that the open really needed is logged. The files
+# are on the 9p lower layer, so dropping the caches makes them uncached again.
+ocreat() { bb -- python3 -c 'import os, sys; os.close(os.open(sys.argv[1], int(sys.argv[2]))); print("opened")' "$@"; }
+uncached() { sync && echo 2 >/proc/sys/vm/drop_caches; }
+fresh
+uncached
+assert_succeeds "O_CREAT | O_RDONLY of an existing file in a read-only place opens it" \
+	ocreat "$T_ROOT/README.md" $((0100))
+assert_no_refusal "O_CREAT of an existing file: no create refusal logged"
+fresh
+uncached
+assert_fails "O_CREAT | O_WRONLY of an existing file in a read-only place is refused" \
+	ocreat "$T_ROOT/README.md" $((01 | 0100 | 02000))
+assert_event "open-write" "$T_ROOT/README.md" "default:write" "O_CREAT | O_WRONLY of an existing file: open-write event"
+assert_refusals 1 "O_CREAT | O_WRONLY of an existing file: one refusal, no create"
+fresh
+uncached
+assert_fails "O_CREAT of a missing name in a read-only place is refused" \
+	ocreat "$T_ROOT/bb-missing-$$" $((0100))
+assert_event "create" "$T_ROOT/bb-missing-$$" "default:write" "O_CREAT of a missing name: create event"
+assert_refusals 1 "O_CREAT of a missing name: one refusal"
 
 # 3. Real programs that spawn with pidfds.
 fresh
