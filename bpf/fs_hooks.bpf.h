@@ -32,11 +32,62 @@ static __always_inline int resolve_open(__u64 sb_id, struct file *file)
 	return -EPERM;
 }
 
+/*
+ * open(O_CREAT) asks path_mknod before the kernel has looked the name up
+ * (lookup_open), and ignores the answer when the name exists. So a create
+ * refused on a name not looked up yet is parked here, not logged; the open
+ * then settles it: file_open (the name existed, or in audit mode was
+ * created), or file_free_security of the file an open failed to open.
+ */
+static __always_inline __u32 dcache_par_lookup(void)
+{
+	if (bpf_core_enum_value_exists(enum dentry_flags, DCACHE_PAR_LOOKUP))
+		return bpf_core_enum_value(enum dentry_flags, DCACHE_PAR_LOOKUP);
+	return DCACHE_PAR_LOOKUP;
+}
+
+static __always_inline bool park_create(__u64 sb_id, struct dentry *dentry, struct vfsmount *mnt, __u32 op,
+					__u32 rule)
+{
+	struct pending_create *p;
+
+	p = bpf_task_storage_get(&pending_creates, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p)
+		return false;
+	p->sandbox = sb_id;
+	p->dentry = (__u64)dentry;
+	p->mnt = (__u64)mnt;
+	p->op = op;
+	p->rule = rule;
+	return true;
+}
+
+/* Logs a parked refusal when it took effect (took), and forgets it either way. */
+static __always_inline void settle_create(struct bb_sandbox *sb, __u64 sb_id, struct pending_create *p, bool took)
+{
+	struct dentry *d = (struct dentry *)p->dentry;
+
+	p->dentry = 0;
+	if (!took || p->sandbox != sb_id)
+		return;
+	__sync_fetch_and_add(&sb->denied, 1);
+	report_file(sb, p->op, p->rule, d, (struct vfsmount *)p->mnt);
+}
+
+static __always_inline struct pending_create *parked_create(void)
+{
+	struct pending_create *p = bpf_task_storage_get(&pending_creates, bpf_get_current_task_btf(), 0, 0);
+
+	return p && p->dentry ? p : NULL;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(bb_file_open, struct file *file)
 {
 	/* A typed pointer: ptys and /dev/shm objects carry their owner in inode storage. */
 	struct inode *inode = file->f_inode;
+	struct pending_create *pending;
 	struct bb_sandbox *sb;
 	struct dentry *d;
 	struct vfsmount *mnt;
@@ -51,6 +102,11 @@ int BPF_PROG(bb_file_open, struct file *file)
 		return 0;
 	if (sb->state == BB_STATE_RESOLVING)
 		return resolve_open(id, file);
+	mode = BPF_CORE_READ(file, f_mode);
+	pending = parked_create();
+	if (pending)
+		/* The name existed: the create was not needed. Audit mode let it happen. */
+		settle_create(sb, id, pending, mode & FMODE_CREATED);
 	if (creds_overridden())
 		return 0;
 	d = BPF_CORE_READ(file, f_path.dentry);
@@ -95,10 +151,20 @@ WRITE_IN_DIR_HOOK(path_rmdir, BB_OP_RMDIR)
 WRITE_IN_DIR_HOOK(path_mkdir, BB_OP_MKDIR, umode_t mode)
 WRITE_IN_DIR_HOOK(path_symlink, BB_OP_SYMLINK, const char *old_name)
 
+/* Without create or atomic_open the kernel refuses every new file in dir itself. */
+static __always_inline bool dir_cannot_create(const struct path *dir)
+{
+	const struct inode_operations *ops = BPF_CORE_READ(dir, dentry, d_inode, i_op);
+
+	return ops && !BPF_CORE_READ(ops, create) && !BPF_CORE_READ(ops, atomic_open);
+}
+
 SEC("lsm/path_mknod")
 int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev)
 {
 	struct bb_sandbox *sb;
+	struct vfsmount *mnt;
+	__u32 op, rule = 0;
 	__u64 id;
 
 	sb = current_sandbox(&id);
@@ -108,9 +174,45 @@ int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode
 		report_file(sb, BB_OP_MKNOD, BB_RULE_DEVICE_NODE, dentry, BPF_CORE_READ(dir, mnt));
 		return refusal(sb, EPERM);
 	}
-	/* Regular files made by open(O_CREAT) come here too. */
-	return fs_check(sb, id, dentry, dentry->d_inode, BPF_CORE_READ(dir, mnt),
-			S_ISREG(mode) ? BB_OP_CREATE : BB_OP_MKNOD, WALK_WRITE);
+	/*
+	 * Regular files made by open(O_CREAT) come here too, before the kernel
+	 * has looked the name up: an existing name opens whatever this returns.
+	 * A directory that cannot create a file (procfs, so /proc/self/fd/N
+	 * opened for writing) creates nothing either way; file_open then decides
+	 * on the object the name leads to, and only a refusal there is logged.
+	 */
+	if (S_ISREG(mode) && dir_cannot_create(dir))
+		return 0;
+	mnt = BPF_CORE_READ(dir, mnt);
+	op = S_ISREG(mode) ? BB_OP_CREATE : BB_OP_MKNOD;
+	if (!fs_refused(sb, id, dentry, dentry->d_inode, mnt, op, WALK_WRITE, false, &rule))
+		return 0;
+	if (S_ISREG(mode) && (BPF_CORE_READ(dentry, d_flags) & dcache_par_lookup()) &&
+	    park_create(id, dentry, mnt, op, rule))
+		return (sb->flags & BB_SB_AUDIT) ? 0 : -EPERM;
+	report_file(sb, op, rule, dentry, mnt);
+	return refusal(sb, EPERM);
+}
+
+/* The end of an open that failed: a parked create refused it if its name was missing. */
+SEC("lsm/file_free_security")
+int BPF_PROG(bb_file_free, struct file *file)
+{
+	struct pending_create *pending;
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || (BPF_CORE_READ(file, f_mode) & FMODE_OPENED))
+		return 0;
+	pending = parked_create();
+	if (pending) {
+		/* Not inside BPF_CORE_READ: pending_create is bpfbox's own type, not the kernel's. */
+		struct dentry *asked = (struct dentry *)pending->dentry;
+
+		settle_create(sb, id, pending, !BPF_CORE_READ(asked, d_inode));
+	}
+	return 0;
 }
 
 #define WRITE_PATH_HOOK(hook, op, ...)                                                 \

@@ -15,7 +15,7 @@
 #define WALK_WRITE 2u
 
 #define SPECIAL_NONE 0
-#define SPECIAL_NOT_A_PATH 1 /* pipes, sockets, anonymous inodes */
+#define SPECIAL_NOT_A_PATH 1 /* on a kernel-internal mount: pidfds, memfds, pipes, sockets, ... */
 #define SPECIAL_PROTECTED 2 /* cgroupfs, securityfs, debugfs, tracefs */
 #define SPECIAL_BPFFS 3 /* bpffs: protected, and its pins are not read either (map contents) */
 
@@ -159,17 +159,54 @@ static __always_inline struct mount *real_mount(struct vfsmount *vmnt)
 	return (struct mount *)((void *)vmnt - bpf_core_field_offset(struct mount, mnt));
 }
 
+/*
+ * Whether every mount of sb is one the kernel made for itself (kern_mount:
+ * pidfs, the shmem mount behind memfd_create, shmget and shared anonymous
+ * maps, anon inodes, nsfs, pipefs, sockfs, ...). Such a mount is never
+ * attached to any namespace's tree (clone_mnt drops MNT_INTERNAL, so no
+ * bind or move can put it there), so no path a policy could name leads to
+ * its objects. A superblock that also has a user-visible mount (mqueue's,
+ * an nsfs file bound to /run/netns/x) is not: its objects keep their rules.
+ */
+static __always_inline bool internal_only_sb(struct super_block *sb)
+{
+	struct mount *m;
+
+	if (bpf_core_field_exists(struct mount___mount_chain, mnt_next_for_sb)) {
+		struct super_block___mount_chain *chain = (void *)sb;
+
+		m = BPF_CORE_READ(chain, s_mounts);
+		if (!m || BPF_CORE_READ((struct mount___mount_chain *)m, mnt_next_for_sb))
+			return false;
+	} else {
+		__u64 head = (__u64)sb + bpf_core_field_offset(struct super_block, s_mounts);
+		__u64 first = (__u64)BPF_CORE_READ(sb, s_mounts.next);
+
+		if (first == head || first != (__u64)BPF_CORE_READ(sb, s_mounts.prev))
+			return false;
+		m = (struct mount *)(first - bpf_core_field_offset(struct mount, mnt_instance));
+	}
+	return BPF_CORE_READ(m, mnt.mnt_flags) & MNT_INTERNAL;
+}
+
+/*
+ * Objects without a name are told by their mounts' flags, so whatever
+ * internal filesystem a newer kernel adds is covered. The protected
+ * filesystems are ordinary user mounts that no flag tells apart: magic
+ * numbers are the only way to recognise them.
+ */
 static __always_inline int special_fs(struct dentry *d)
 {
-	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
+	struct super_block *sb = BPF_CORE_READ(d, d_sb);
+	unsigned long magic = BPF_CORE_READ(sb, s_magic);
 
-	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC)
-		return SPECIAL_NOT_A_PATH;
 	if (magic == BPF_FS_MAGIC)
 		return SPECIAL_BPFFS;
 	if (magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
 	    magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC || magic == TRACEFS_MAGIC)
 		return SPECIAL_PROTECTED;
+	if (internal_only_sb(sb))
+		return SPECIAL_NOT_A_PATH;
 	return SPECIAL_NONE;
 }
 
@@ -520,42 +557,50 @@ static __always_inline int shm_verdict(const struct walk_result *r, __u64 sb_id,
 }
 
 /*
- * Decides one access to d (whose inode is inode, NULL if none yet); returns
- * 0 or the refusal. A device of the sandbox's device set (device) is
- * writable without allowWrite; explicit rules still apply to it.
+ * Decides one access to d (whose inode is inode, NULL if none yet): true
+ * when refused, with the rule that refuses it. A device of the sandbox's
+ * device set (device) is writable without allowWrite; explicit rules still
+ * apply to it.
  */
+static __always_inline bool fs_refused(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+				       struct inode *inode, struct vfsmount *vmnt, __u32 op, __u32 mask,
+				       bool device, __u32 *rule)
+{
+	struct walk_ctx w;
+	int shm;
+
+	fs_walk(sb_id, sb, d, vmnt, mask, &w);
+	if (walk_private_denied(&w.r, rule))
+		return true;
+	if (sb->flags & BB_SB_FS_DISABLED) {
+		/* srt's "disabled" drops the policy, not bpfbox's self-protection. */
+		if (w.r.special == SPECIAL_BPFFS || ((mask & WALK_WRITE) && w.r.special == SPECIAL_PROTECTED)) {
+			*rule = BB_RULE_PROTECTED_FS;
+			return true;
+		}
+		return false;
+	}
+	shm = shm_verdict(&w.r, sb_id, d, inode, op == BB_OP_CREATE);
+	if (shm == SHM_OTHER) {
+		*rule = BB_RULE_SHM_OTHER;
+		return true;
+	}
+	if (shm == SHM_OWN && !((mask & WALK_WRITE) && w.r.mandatory))
+		return false;
+	if ((mask & WALK_WRITE) && walk_write_denied(&w.r, rule) && !(device && *rule == BB_RULE_DEFAULT_WRITE))
+		return true;
+	return (mask & WALK_READ) && walk_read_denied(&w.r, rule);
+}
+
+/* Decides one access to d; returns 0 or the refusal, which it reports. */
 static __always_inline int fs_check_open(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
 					 struct inode *inode, struct vfsmount *vmnt, __u32 op, __u32 mask,
 					 bool device)
 {
-	struct walk_ctx w;
 	__u32 rule = 0;
-	int shm;
 
-	fs_walk(sb_id, sb, d, vmnt, mask, &w);
-	if (walk_private_denied(&w.r, &rule))
-		goto deny;
-	if (sb->flags & BB_SB_FS_DISABLED) {
-		/* srt's "disabled" drops the policy, not bpfbox's self-protection. */
-		if (w.r.special == SPECIAL_BPFFS || ((mask & WALK_WRITE) && w.r.special == SPECIAL_PROTECTED)) {
-			rule = BB_RULE_PROTECTED_FS;
-			goto deny;
-		}
+	if (!fs_refused(sb, sb_id, d, inode, vmnt, op, mask, device, &rule))
 		return 0;
-	}
-	shm = shm_verdict(&w.r, sb_id, d, inode, op == BB_OP_CREATE);
-	if (shm == SHM_OTHER) {
-		rule = BB_RULE_SHM_OTHER;
-		goto deny;
-	}
-	if (shm == SHM_OWN && !((mask & WALK_WRITE) && w.r.mandatory))
-		return 0;
-	if ((mask & WALK_WRITE) && walk_write_denied(&w.r, &rule) && !(device && rule == BB_RULE_DEFAULT_WRITE))
-		goto deny;
-	if ((mask & WALK_READ) && walk_read_denied(&w.r, &rule))
-		goto deny;
-	return 0;
-deny:
 	report_file(sb, op, rule, d, vmnt);
 	return refusal(sb, EPERM);
 }

@@ -40,9 +40,25 @@ struct qstr {
 	const unsigned char *name;
 };
 
+struct list_head {
+	struct list_head *next;
+	struct list_head *prev;
+};
+
 struct super_block {
 	dev_t s_dev;
 	unsigned long s_magic;
+	struct list_head s_mounts; /* every mount of this superblock, through mount.mnt_instance */
+};
+
+/* Later kernels (2025) keep the first mount in s_mounts, chained through mnt_next_for_sb. */
+struct super_block___mount_chain {
+	struct mount *s_mounts;
+};
+
+struct inode_operations {
+	void *create;
+	void *atomic_open;
 };
 
 struct inode {
@@ -50,9 +66,11 @@ struct inode {
 	unsigned long i_ino;
 	struct super_block *i_sb;
 	dev_t i_rdev;
+	const struct inode_operations *i_op;
 };
 
 struct dentry {
+	unsigned int d_flags;
 	struct dentry *d_parent;
 	struct qstr d_name;
 	struct inode *d_inode;
@@ -62,12 +80,18 @@ struct dentry {
 struct vfsmount {
 	struct dentry *mnt_root;
 	struct super_block *mnt_sb;
+	int mnt_flags;
 };
 
 struct mount {
 	struct mount *mnt_parent;
 	struct dentry *mnt_mountpoint;
 	struct vfsmount mnt;
+	struct list_head mnt_instance; /* on super_block.s_mounts (6.1, 6.12) */
+};
+
+struct mount___mount_chain {
+	struct mount *mnt_next_for_sb;
 };
 
 struct path {
@@ -163,7 +187,14 @@ struct key {
 /* From the kernel's fs.h and magic.h: stable ABI values. */
 #define FMODE_READ 0x1
 #define FMODE_WRITE 0x2
+/* A #define (BIT(28)) up to 6.12; later kernels carry it in BTF as this enum. */
+enum dentry_flags {
+	DCACHE_PAR_LOOKUP = 0x10000000, /* being looked up: d_in_lookup() */
+};
+
 #define FMODE_EXEC 0x20
+#define FMODE_OPENED 0x80000
+#define FMODE_CREATED 0x100000
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
 #define S_IFREG 0100000
@@ -185,9 +216,9 @@ struct key {
 #define ATTR_ATIME_SET (1 << 7)
 #define ATTR_MTIME_SET (1 << 8)
 
-#define PIPEFS_MAGIC 0x50495045
-#define SOCKFS_MAGIC 0x534F434B
-#define ANON_INODE_FS_MAGIC 0x09041934
+/* A mount the kernel made for itself (kern_mount); never attached to a tree. */
+#define MNT_INTERNAL 0x4000
+
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define BPF_FS_MAGIC 0xcafe4a11

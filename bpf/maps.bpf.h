@@ -186,6 +186,26 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } key_owner SEC(".maps");
+/*
+ * A create refused before the kernel looked its name up (open with O_CREAT
+ * of a name the dentry cache did not hold): logged only once the open shows
+ * that the name was missing, so the refusal took effect.
+ */
+struct pending_create {
+	__u64 sandbox;
+	__u64 dentry;
+	__u64 mnt;
+	__u32 op;
+	__u32 rule;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pending_create);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} pending_creates SEC(".maps");
 
 /* Per-CPU scratch for building an event's path backwards. */
 struct path_scratch {
