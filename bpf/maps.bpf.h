@@ -126,6 +126,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } unix_names SEC(".maps");
 
+/*
+ * Files whose signal owner (F_SETOWN, FIOSETOWN, fasync) a sandboxed task set:
+ * file address -> sandbox id. SIGIO is raised by whoever causes the I/O, even
+ * from interrupts, so the decision follows the setter, not the current task.
+ * Any later owner change by someone else deletes the entry; the launcher
+ * removes a sandbox's entries when it ends.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_RULES);
+	__type(key, __u64);
+	__type(value, __u64);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sigio_owners SEC(".maps");
+
 /* Per-CPU scratch for building an event's path backwards. */
 struct path_scratch {
 	char buf[2 * BB_EVENT_PATH];

@@ -39,6 +39,7 @@ struct bpf_state_maps {
 	int rate_limit;
 	int sock_owner;
 	int unix_names;
+	int sigio_owners;
 };
 
 struct bpf_state {

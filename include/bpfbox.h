@@ -147,6 +147,8 @@ enum bb_special_rule {
 	BB_RULE_MANDATORY_GIT_FILE,
 	BB_RULE_MANDATORY_CLAUDE,
 	BB_RULE_MANDATORY_RENAME,
+	BB_RULE_SIGNAL,
+	BB_RULE_TTY_INJECT,
 	BB_RULE_SPECIAL_END,
 };
 
@@ -185,6 +187,8 @@ enum bb_op {
 	BB_OP_PTRACE,
 	BB_OP_BPF,
 	BB_OP_USERNS,
+	BB_OP_SIGNAL,
+	BB_OP_TTY_IOCTL,
 	BB_OP_CONNECT,
 	BB_OP_SENDMSG,
 	BB_OP_BIND,
@@ -197,6 +201,7 @@ enum bb_op {
 /* Event flags. */
 #define BB_EVF_AUDIT (1u << 0) /* would have been refused; audit mode let it pass */
 #define BB_EVF_PATH_TRUNCATED (1u << 1)
+#define BB_EVF_NO_TASK (1u << 2) /* raised outside the sandbox's tasks (SIGIO): no process fields */
 
 struct bb_event {
 	bb_u64 ts_ns; /* CLOCK_MONOTONIC */
@@ -213,7 +218,7 @@ struct bb_event {
 	bb_u32 path_len;
 	char comm[16];
 	char exe[64]; /* executable's file name */
-	/* network: destination; process: target pid in port */
+	/* network: destination; process: target pid (or ioctl command) in port, signal in proto */
 	bb_u32 family;
 	bb_u32 port;
 	bb_u32 proto;

@@ -114,11 +114,13 @@ static int select_programs(struct bpfbox_bpf *skel, struct errmsg *em)
 	n = lsm_hook_params(vmlinux, "inode_setattr");
 	bpf_program__set_autoload(skel->progs.bb_inode_setattr_old, n == 2);
 	bpf_program__set_autoload(skel->progs.bb_inode_setattr_idmap, n == 3);
+	/* Without the compat hook, 32-bit callers' ioctls reach file_ioctl. */
+	bpf_program__set_autoload(skel->progs.bb_file_ioctl_compat, lsm_hook_params(vmlinux, "file_ioctl_compat") >= 0);
 	bpf_object__for_each_program(prog, skel->obj)
 	{
 		const char *sec = bpf_program__section_name(prog);
 
-		if (strncmp(sec, "lsm/", 4) || lsm_hook_params(vmlinux, sec + 4) >= 0)
+		if (strncmp(sec, "lsm/", 4) || !bpf_program__autoload(prog) || lsm_hook_params(vmlinux, sec + 4) >= 0)
 			continue;
 		/* Every hook is part of the policy: a missing one is a hole, so refuse. */
 		err = errmsg_set(em, -ENOTSUP, "this kernel has no LSM hook %s%s", sec + 4,
@@ -335,6 +337,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "rate_limit", offsetof(struct bpf_state_maps, rate_limit) },
 		{ "sock_owner", offsetof(struct bpf_state_maps, sock_owner) },
 		{ "unix_names", offsetof(struct bpf_state_maps, unix_names) },
+		{ "sigio_owners", offsetof(struct bpf_state_maps, sigio_owners) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -346,7 +349,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "name_rules",
 						 "mandatory_names", "resolve_slots", "sandbox_events",
 						 "rate_limit",	  "sock_owner",	 "unix_names",
-						 "ring_owners" };
+						 "ring_owners", "sigio_owners" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

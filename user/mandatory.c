@@ -55,6 +55,8 @@ static const char *const special_names[] = {
 	[BB_RULE_MANDATORY_GIT_FILE - BB_RULE_SPECIAL] = "mandatory:.git",
 	[BB_RULE_MANDATORY_CLAUDE - BB_RULE_SPECIAL] = "mandatory:.claude",
 	[BB_RULE_MANDATORY_RENAME - BB_RULE_SPECIAL] = "mandatory:rename",
+	[BB_RULE_SIGNAL - BB_RULE_SPECIAL] = "builtin:signal-outside-sandbox",
+	[BB_RULE_TTY_INJECT - BB_RULE_SPECIAL] = "builtin:terminal-input",
 };
 
 const char *special_rule_name(uint32_t rule)
