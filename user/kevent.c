@@ -165,6 +165,10 @@ static void set_signal(struct log_event *le, const struct bb_event *ev, char *te
 	const char *abbrev = ev->proto > 0 && ev->proto < NSIG ? sigabbrev_np((int)ev->proto) : NULL;
 	char name[32];
 
+	/* glibc names 29 POLL; the F_SETOWN signal is known as SIGIO. */
+	if (ev->proto == SIGIO)
+		abbrev = "IO";
+
 	if (abbrev)
 		snprintf(name, sizeof(name), "SIG%s", abbrev);
 	else
