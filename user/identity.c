@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "identity.h"
@@ -203,16 +204,23 @@ static bool same_groups(const struct identity *id)
 	return true;
 }
 
+/*
+ * The child was cloned by a raw clone3 from a process with other threads (the
+ * proxy): glibc's setgroups/setresgid/setresuid would broadcast the change to
+ * the threads it still lists, taking locks those threads may have held at
+ * the clone, and hang. The raw system calls change this thread, the child's
+ * only one.
+ */
 int identity_switch(const struct identity *id)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 
-	if (setgroups((size_t)id->n_groups, id->groups))
+	if (syscall(SYS_setgroups, (size_t)id->n_groups, id->groups))
 		return -errno;
-	if (setresgid(id->gid, id->gid, id->gid))
+	if (syscall(SYS_setresgid, id->gid, id->gid, id->gid))
 		return -errno;
-	if (setresuid(id->uid, id->uid, id->uid))
+	if (syscall(SYS_setresuid, id->uid, id->uid, id->uid))
 		return -errno;
 	/* Trust nothing: read back what the kernel now holds. */
 	if (getresuid(&ru, &eu, &su) || getresgid(&rg, &eg, &sg))

@@ -127,7 +127,7 @@ static int become_user(const struct identity *id, pid_t launcher)
 	err = drop_capabilities();
 	if (err)
 		return err;
-	if (!setresuid(0, 0, 0) || (id->gid != 0 && !setresgid(0, 0, 0)))
+	if (!syscall(SYS_setresuid, 0, 0, 0) || (id->gid != 0 && !syscall(SYS_setresgid, 0, 0, 0)))
 		return -EPERM;
 	return 0;
 }
