@@ -45,15 +45,20 @@ SEC("lsm/task_kill")
 int BPF_PROG(bb_task_kill, struct task_struct *p, void *info, int sig, const struct cred *cred)
 {
 	struct bb_sandbox *sb;
-	__u64 id;
+	__u64 id, cred_arg = 0;
 
 	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING)
+		return 0;
 	/*
 	 * cred is set only for a USB completion signalling its own submitter,
-	 * from interrupt context where current is whoever ran. Signal 0 only
-	 * probes that the pid exists, which /proc shows anyway.
+	 * from interrupt context where current is whoever ran. 6.12's verifier
+	 * takes typed pointer arguments for non-NULL and drops a test of cred
+	 * against NULL as dead code, so the raw argument slot is read instead.
 	 */
-	if (!sb || sb->state != BB_STATE_ENFORCING || cred || !sig || task_in_sandbox(p, id))
+	bpf_probe_read_kernel(&cred_arg, sizeof(cred_arg), &ctx[3]);
+	/* Signal 0 only probes that the pid exists, which /proc shows anyway. */
+	if (cred_arg || !sig || task_in_sandbox(p, id))
 		return 0;
 	return report_signal(sb, id, BPF_CORE_READ(p, tgid), sig, false);
 }

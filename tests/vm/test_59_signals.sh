@@ -47,9 +47,12 @@ def attempt(name, f):
 attempt("STOP", lambda: os.kill(root_victim, signal.SIGSTOP))
 # kill(-1) reports success even when every target refused (the kernel counts only other errors).
 attempt("KILL-1", lambda: os.kill(-1, signal.SIGWINCH))
-fd = os.pidfd_open(root_victim)
-attempt("PIDFD", lambda: signal.pidfd_send_signal(fd, signal.SIGCONT))
-print("PIDFD-PROBE", signal.pidfd_send_signal(fd, 0))
+try:
+    fd = os.pidfd_open(root_victim)
+    attempt("PIDFD", lambda: signal.pidfd_send_signal(fd, signal.SIGCONT))
+    print("PIDFD-PROBE", signal.pidfd_send_signal(fd, 0))
+except PermissionError as e:
+    print("PIDFD-OPEN", e)
 attempt("PARENT", lambda: os.kill(os.getppid(), signal.SIGTERM))
 # SIGIO's default action would end the victim.
 a, b = socket.socketpair()
@@ -157,7 +160,7 @@ try:
 except OSError as e:
     print("TIOCSTI refused", e.errno)
 PY
-cat >"$S/pty.py" <<'PY'
+cat >"$S/drive_pty.py" <<'PY'
 import os, pty, select, sys, time
 pid, fd = pty.fork()
 if pid == 0:
@@ -178,9 +181,9 @@ _, st = os.waitpid(pid, 0)
 sys.stdout.write(out.decode(errors="replace"))
 sys.exit(os.waitstatus_to_exitcode(st))
 PY
-chmod 0644 "$S/tty.py" "$S/pty.py"
+chmod 0644 "$S/tty.py" "$S/drive_pty.py"
 fresh
-t_exec sh -c "cd $PROJ && env SUDO_USER=alice58 SUDO_UID=$AUID SUDO_GID=$AGID $PY $S/pty.py $BPFBOX exec --policy $P --log-file $LOG -- $PY $S/tty.py"
+t_exec sh -c "cd $PROJ && env SUDO_USER=alice58 SUDO_UID=$AUID SUDO_GID=$AGID $PY $S/drive_pty.py $BPFBOX exec --policy $P --log-file $LOG -- $PY $S/tty.py"
 assert_contains "$T_OUT" "TIOCSTI refused 1" "TIOCSTI on the terminal is refused with EPERM (real pty)"
 assert_contains "$T_OUT" "WINSZ-SET \(33, 99\)" "window size ioctls work on the terminal"
 assert_contains "$T_OUT" "TCATTR ok" "termios get/set works on the terminal"
