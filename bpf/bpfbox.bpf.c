@@ -11,6 +11,7 @@
 
 #include "fs_hooks.bpf.h"
 #include "proc_hooks.bpf.h"
+#include "signal_hooks.bpf.h"
 #include "net_progs.bpf.h"
 #include "key_hooks.bpf.h"
 

@@ -106,6 +106,16 @@ struct file {
 	unsigned int f_flags;
 };
 
+/* 6.12 allocates the owner apart from the file and points back at it. */
+struct fown_struct {
+	struct file *file;
+};
+
+/* Before 6.12 the owner is embedded in the file. */
+struct file___owner_embedded {
+	struct fown_struct f_owner;
+};
+
 struct iattr {
 	unsigned int ia_valid;
 };
@@ -231,6 +241,13 @@ enum dentry_flags {
 
 /* include/linux/key.h: the user's own keyrings, made on first use by whoever asks. */
 #define KEY_ALLOC_UID_KEYRING 0x0010
+
+#define F_SETOWN 8
+#define F_SETOWN_EX 15
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
+#define TIOCSTI 0x5412
+#define TIOCLINUX 0x541C
 
 #define EPERM 1
 #define EACCES 13

@@ -186,6 +186,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } key_owner SEC(".maps");
+
 /*
  * A create refused before the kernel looked its name up (open with O_CREAT
  * of a name the dentry cache did not hold): logged only once the open shows
@@ -206,6 +207,22 @@ struct {
 	__type(value, struct pending_create);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } pending_creates SEC(".maps");
+
+/*
+ * Files whose signal owner (F_SETOWN, FIOSETOWN, fasync) a sandboxed task set:
+ * file address -> sandbox id. SIGIO is raised by whoever causes the I/O, even
+ * from interrupts, so the decision follows the setter, not the current task.
+ * Any later owner change by someone else deletes the entry; the launcher
+ * removes a sandbox's entries when it ends.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_RULES);
+	__type(key, __u64);
+	__type(value, __u64);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sigio_owners SEC(".maps");
 
 /* Per-CPU scratch for building an event's path backwards. */
 struct path_scratch {

@@ -178,6 +178,8 @@ enum bb_special_rule {
 	BB_RULE_BPFBOX_STATE, /* bpfbox's registry and locks */
 	BB_RULE_SHM_OTHER, /* a /dev/shm object the sandbox did not create */
 	BB_RULE_KEY_OTHER, /* a key the sandbox did not create */
+	BB_RULE_SIGNAL,
+	BB_RULE_TTY_INJECT,
 	BB_RULE_SPECIAL_END,
 };
 
@@ -217,6 +219,8 @@ enum bb_op {
 	BB_OP_PTRACE,
 	BB_OP_BPF,
 	BB_OP_USERNS,
+	BB_OP_SIGNAL,
+	BB_OP_TTY_IOCTL,
 	BB_OP_CONNECT,
 	BB_OP_SENDMSG,
 	BB_OP_BIND,
@@ -231,6 +235,7 @@ enum bb_op {
 #define BB_EVF_AUDIT (1u << 0) /* would have been refused; audit mode let it pass */
 #define BB_EVF_PATH_TRUNCATED (1u << 1)
 #define BB_EVF_BLOCK_DEVICE (1u << 2) /* rdev names a block device, else a character device */
+#define BB_EVF_NO_TASK (1u << 3) /* raised outside the sandbox's tasks (SIGIO): no process fields */
 
 struct bb_event {
 	bb_u64 ts_ns; /* CLOCK_MONOTONIC */
@@ -247,7 +252,7 @@ struct bb_event {
 	bb_u32 path_len;
 	char comm[16];
 	char exe[64]; /* executable's file name */
-	/* network: destination; process: target pid in port */
+	/* network: destination; process: target pid (or ioctl command) in port, signal in proto */
 	bb_u32 family;
 	bb_u32 port;
 	bb_u32 proto;

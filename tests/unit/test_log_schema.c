@@ -118,6 +118,12 @@ static void process_fields(struct log_event *ev)
 {
 	log_event_set_int(ev, "bpfbox.target.pid", 1);
 	log_event_set_int(ev, "bpfbox.bpf.cmd", 5);
+	log_event_set_int(ev, "bpfbox.signal.number", 19);
+	log_event_set_str(ev, "bpfbox.signal.name", "SIGSTOP");
+	log_event_set_int(ev, "bpfbox.ioctl.cmd", 0x5412);
+	log_event_set_str(ev, "bpfbox.ioctl.name", "TIOCSTI");
+	log_event_set_str(ev, "user.id", "1000");
+	log_event_set_str(ev, "user.name", "alice");
 	log_event_set_str(ev, "file.path", "/mnt");
 }
 
@@ -210,7 +216,7 @@ static void test_every_action_validates(void **state)
 		{ "rmdir", "deletion,denied" },
 	};
 	static const char *const process_ops[] = { "mount",  "umount", "chroot",       "pivot-root",
-						   "ptrace", "bpf",    "userns-create" };
+						   "ptrace", "bpf",    "userns-create", "signal", "tty-ioctl" };
 	struct fx *fx = *state;
 	struct log_event *ev;
 

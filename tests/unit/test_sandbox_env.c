@@ -32,7 +32,7 @@ static struct policy *load(const char *json)
 	return p;
 }
 
-static const struct env_extra extra = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 0, NULL };
+static const struct env_extra extra = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 0, NULL, NULL, NULL, NULL };
 
 static void deny_removes_and_extras_are_set(void **state)
 {
@@ -56,10 +56,31 @@ static void deny_removes_and_extras_are_set(void **state)
 	policy_free(p);
 }
 
+/* The target user's passwd entry wins over what sudo left (HOME=/root). */
+static void target_user_identity_variables(void **state)
+{
+	static const struct env_extra x = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 0, NULL,
+					    "alice",	       "/home/alice",		     "/bin/zsh" };
+	struct policy *p = load("{" BASE "}");
+	char *in[] = { "HOME=/root", "USER=root", "LOGNAME=root", "SHELL=/bin/bash", "SUDO_USER=alice", NULL };
+	struct env_list e;
+
+	assert_int_equal(env_build(p, in, &x, &e), 0);
+	assert_string_equal(env_get(&e, "HOME"), "/home/alice");
+	assert_string_equal(env_get(&e, "USER"), "alice");
+	assert_string_equal(env_get(&e, "LOGNAME"), "alice");
+	assert_string_equal(env_get(&e, "SHELL"), "/bin/zsh");
+	env_free(&e);
+	assert_int_equal(env_build(p, in, &extra, &e), 0);
+	assert_string_equal(env_get(&e, "HOME"), "/root");
+	env_free(&e);
+	policy_free(p);
+}
+
 /* socksProxyPort: SOCKS clients go to the external proxy, HTTP clients stay on theirs. */
 static void external_socks_port_is_named(void **state)
 {
-	static const struct env_extra x = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 1080, NULL };
+	static const struct env_extra x = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 1080, NULL, NULL, NULL, NULL };
 	struct policy *p = load("{" BASE "}");
 	char *in[] = { "PATH=/bin", NULL };
 	struct env_list e;
@@ -110,6 +131,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(deny_removes_and_extras_are_set),
 		cmocka_unit_test(external_socks_port_is_named),
+		cmocka_unit_test(target_user_identity_variables),
 		cmocka_unit_test(allow_list_passes_only_named),
 		cmocka_unit_test(scrub_overwrites_denied_values_in_place),
 	};

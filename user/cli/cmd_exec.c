@@ -2,6 +2,7 @@
 /* bpfbox exec: run a command confined by a policy, and report what it was refused. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "policy/policy.h"
 #include "sandbox/bpf_state.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/identity.h"
 #include "sandbox/kevent.h"
 #include "sandbox/launch.h"
 #include "sandbox/registry.h"
@@ -43,12 +45,14 @@ struct exec_opts {
 	long long kill_after_ms;
 	int pass_fds[16];
 	size_t n_pass_fds;
+	const char *user; /* --user NAME|UID[:GROUP] */
 	char **argv;
 };
 
 /* Everything one run owns, released by exec_teardown whatever happened. */
 struct exec_run {
 	struct exec_opts opts;
+	struct identity ident;
 	struct log *log;
 	struct policy *policy;
 	struct bpf_state *bpf;
@@ -96,7 +100,13 @@ static void usage(FILE *out)
 		"  --log-level L        debug, info, warn or error (default: info)\n"
 		"  --timeout DURATION   stop the whole tree after DURATION (e.g. 30s, 5m, 1500ms)\n"
 		"  --kill-after DURATION grace between SIGTERM and SIGKILL (default 5s)\n"
-		"  --pass-fd N          pass descriptor N to the command (repeatable)\n\n"
+		"  --pass-fd N          pass descriptor N to the command (repeatable)\n"
+		"  --user NAME|UID[:GROUP]\n"
+		"                       run the command as this user (its groups, home, shell);\n"
+		"                       overrides SUDO_UID/SUDO_GID/SUDO_USER\n\n"
+		"who the command runs as: under sudo, the user who ran sudo; with --user, that\n"
+		"user ('--user root' keeps uid 0); otherwise uid 0, always without capabilities\n"
+		"and without a way to gain any (no-new-privileges, locked securebits)\n\n"
 		"exit status: the command's; 128+N if it died of signal N, or if bpfbox was\n"
 		"cancelled by SIGINT, SIGTERM or SIGHUP (N); 124 on --timeout; 126 cannot execute;\n"
 		"127 command not found; 125 bpfbox could not set up the sandbox (nothing ran)\n");
@@ -130,6 +140,7 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 		{ "log-fd", required_argument, NULL, 'd' },    { "log-format", required_argument, NULL, 'F' },
 		{ "log-level", required_argument, NULL, 'l' }, { "timeout", required_argument, NULL, 't' },
 		{ "kill-after", required_argument, NULL, 'k' }, { "pass-fd", required_argument, NULL, 'P' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -183,6 +194,9 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 			}
 			o->pass_fds[o->n_pass_fds++] = atoi(optarg);
 			break;
+		case 'u':
+			o->user = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -214,7 +228,8 @@ static void setup_failed(struct exec_run *r, const char *what, const struct errm
 
 static int load_policy(struct exec_run *r)
 {
-	struct policy_load_opts lo = { .strict = r->opts.strict };
+	/* ~ and the defaults mean the home of the user the command runs as. */
+	struct policy_load_opts lo = { .strict = r->opts.strict, .home = r->ident.switch_user ? r->ident.home : NULL };
 	struct diag_list diags;
 	const char *file = policy_discover(r->opts.policy);
 	int err;
@@ -373,7 +388,7 @@ static void log_start(struct exec_run *r)
 {
 	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
 	bool audit = (sandbox_flags(r) & BB_SB_AUDIT) != 0;
-	char digest[80], uid[16];
+	char digest[80], who[320], uid[16];
 
 	/* Folded refusals reported at exit carry no flags of their own. */
 	r->kctx.audit = audit;
@@ -388,14 +403,21 @@ static void log_start(struct exec_run *r)
 	if (r->socks_port != r->http_port)
 		log_event_set_int(ev, "bpfbox.proxy.socks_port", r->socks_port);
 	log_event_set_bool(ev, "bpfbox.audit", audit);
-	/* The command keeps the launcher's uid, without capabilities. */
-	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
+	if (r->ident.switch_user)
+		snprintf(who, sizeof(who), "as %s (uid %u, from %s)", r->ident.name, (unsigned)r->ident.uid,
+			 identity_source_name(r->ident.source));
+	else if (r->ident.source == IDENTITY_ROOT)
+		snprintf(who, sizeof(who), "as uid 0 without capabilities: no sudo user and no --user");
+	else
+		snprintf(who, sizeof(who), "as uid 0 without capabilities (%s)", identity_source_name(r->ident.source));
+	snprintf(uid, sizeof(uid), "%u", r->ident.switch_user ? (unsigned)r->ident.uid : 0u);
 	log_event_set_str(ev, "process.user.id", uid);
-	log_event_message(ev, "sandbox started: %s (pid %d, policy %s%s)%s", r->command_line, r->launch.pid,
+	log_event_message(ev, "sandbox started: %s (pid %d, %s, policy %s%s)%s", r->command_line, r->launch.pid, who,
 			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "",
-			  getuid() == 0 ? "; warning: it runs as uid 0, so files only root may read (/etc/shadow, "
-					  "SSH host keys, /root) stay readable unless denyRead names them"
-					: "");
+			  r->ident.switch_user && r->ident.uid != 0
+				  ? ""
+				  : "; warning: it runs as uid 0, so files only root may read (/etc/shadow, "
+				    "SSH host keys, /root) stay readable unless denyRead names them");
 	log_emit(r->log, ev);
 }
 
@@ -509,6 +531,7 @@ static void exec_teardown(struct exec_run *r)
 	if (r->registered)
 		registry_remove(r->id);
 	env_free(&r->env);
+	identity_free(&r->ident);
 	bpf_state_close(r->bpf);
 	for (size_t i = 0; i < r->n_specs; i++)
 		free(r->owned_names ? r->owned_names[i] : NULL);
@@ -599,6 +622,9 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 		return setup_failed(r, "resource limits", &em), err;
 	if (mkdir(r->tmpdir, 0700))
 		return errmsg_set(&em, -errno, "creating %s", r->tmpdir), setup_failed(r, "TMPDIR", &em), -EIO;
+	if (r->ident.switch_user && chown(r->tmpdir, r->ident.uid, r->ident.gid))
+		return errmsg_set(&em, -errno, "giving %s to %s", r->tmpdir, r->ident.name), setup_failed(r, "TMPDIR", &em),
+		       -EIO;
 	err = build_specs(r);
 	if (err)
 		return errmsg_set(&em, err, err == -EOPNOTSUPP ? "building rules: the kernel side does not "
@@ -634,6 +660,11 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	x.proxy_port = r->http_port;
 	x.socks_port = r->socks_port;
 	x.self_exe = self_exe;
+	if (r->ident.switch_user) {
+		x.user = r->ident.name;
+		x.home = r->ident.home;
+		x.shell = r->ident.shell;
+	}
 	err = env_build(r->policy, environ, &x, &r->env);
 	if (err)
 		return errmsg_set(&em, err, "building the environment"), setup_failed(r, "environment", &em), err;
@@ -650,6 +681,8 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	ls.n_resolve = r->n_specs;
 	ls.keep_fds = r->opts.pass_fds;
 	ls.n_keep_fds = r->opts.n_pass_fds;
+	ls.identity = &r->ident;
+	ls.cwd = r->policy->cwd;
 	/* Orphaned background jobs become ours, to be killed and reaped at the end. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	err = launch_start(&ls, &r->launch, &em);
@@ -697,17 +730,32 @@ static int exec_failure_status(struct exec_run *r)
 	struct log_event *ev;
 	int e = r->launch.exec_errno;
 	int status = r->launch.setup_failed ? BPFBOX_EXIT_SETUP : e == ENOENT ? 127 : 126;
+	char text[PATH_MAX + 512];
 
 	ev = log_event_new(LOG_ERROR, "event", "process", "start,error",
 			   r->launch.setup_failed ? "setup-failed" : "exec-failed", "failure");
 	log_event_set_str(ev, "process.executable", r->opts.argv[0]);
 	log_event_set_errno(ev, e);
 	log_event_set_int(ev, "process.exit_code", status);
-	log_event_message(ev, "%s %s: %s", r->launch.setup_failed ? "could not drop privileges for" : "cannot execute",
-			  r->opts.argv[0], strerror(e));
+	if (r->launch.setup_failed && r->launch.stage == LAUNCH_STAGE_CWD)
+		snprintf(text, sizeof(text), "user %s (uid %u) cannot enter the working directory %s: %s; the command "
+			 "was not run", r->ident.name, (unsigned)r->ident.uid, r->policy->cwd, strerror(e));
+	else if (r->launch.setup_failed && r->launch.stage == LAUNCH_STAGE_USER)
+		snprintf(text, sizeof(text), "could not become user %s (uid %u, gid %u) for %s: %s; the command was not run",
+			 r->ident.name, (unsigned)r->ident.uid, (unsigned)r->ident.gid, r->opts.argv[0], strerror(e));
+	else if (r->launch.setup_failed)
+		snprintf(text, sizeof(text), "could not drop privileges for %s: %s", r->opts.argv[0], strerror(e));
+	else
+		snprintf(text, sizeof(text), "cannot execute %s: %s", r->opts.argv[0], strerror(e));
+	log_event_message(ev, "%s", text);
 	log_emit(r->log, ev);
-	if (!log_is_json(r->log) || r->opts.log.file_path || r->opts.log.fd >= 0)
-		fprintf(stderr, "bpfbox: %s: %s\n", r->opts.argv[0], e == ENOENT ? "command not found" : strerror(e));
+	if (!log_is_json(r->log) || r->opts.log.file_path || r->opts.log.fd >= 0) {
+		if (r->launch.setup_failed)
+			fprintf(stderr, "bpfbox: %s\n", text);
+		else
+			fprintf(stderr, "bpfbox: %s: %s\n", r->opts.argv[0],
+				e == ENOENT ? "command not found" : strerror(e));
+	}
 	return status;
 }
 
@@ -741,6 +789,16 @@ int cmd_exec(int argc, char **argv)
 		setup_failed(&r, "permission", &em);
 		exec_teardown(&r);
 		return BPFBOX_EXIT_SETUP;
+	}
+	{
+		struct errmsg em = { { 0 } };
+
+		if (identity_resolve(r.opts.user, environ, &r.ident, &em)) {
+			setup_failed(&r, "user", &em);
+			exec_teardown(&r);
+			return BPFBOX_EXIT_SETUP;
+		}
+		log_set_user(r.log, r.ident.uid, r.ident.name);
 	}
 	/* BPFBOX_DEBUG_BPF=1 shows libbpf's messages, the verifier's log among them. */
 	if (!getenv("BPFBOX_DEBUG_BPF"))

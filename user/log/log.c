@@ -38,6 +38,8 @@ struct log {
 	char *host;
 	char *sandbox_id;
 	char *command_line;
+	char *user_id; /* the command's user (user.id, user.name) */
+	char *user_name;
 	struct log_rule *rules;
 	size_t n_rules;
 	unsigned long long seq;
@@ -137,6 +139,8 @@ void log_close(struct log *log)
 	free(log->host);
 	free(log->sandbox_id);
 	free(log->command_line);
+	free(log->user_id);
+	free(log->user_name);
 	free(log);
 }
 
@@ -192,6 +196,30 @@ void log_set_sandbox(struct log *log, const char *sandbox_id, const char *comman
 	free(log->command_line);
 	log->sandbox_id = id;
 	log->command_line = cmd;
+	pthread_mutex_unlock(&log->lock);
+}
+
+void log_set_user(struct log *log, unsigned uid, const char *name)
+{
+	bool failed = false;
+	char *id = NULL, *nm;
+
+	if (!log)
+		return;
+	if (asprintf(&id, "%u", uid) < 0)
+		id = NULL, failed = true;
+	nm = dup_or_null(name, &failed);
+	if (failed) {
+		free(id);
+		free(nm);
+		log_msg(log, LOG_ERROR, "error", "out of memory setting the user identity");
+		return;
+	}
+	pthread_mutex_lock(&log->lock);
+	free(log->user_id);
+	free(log->user_name);
+	log->user_id = id;
+	log->user_name = nm;
 	pthread_mutex_unlock(&log->lock);
 }
 
@@ -309,6 +337,10 @@ static void stamp(struct log *log, struct log_event *ev)
 		log_event_set_str(ev, "bpfbox.sandbox.id", log->sandbox_id);
 	if (log->command_line)
 		log_event_set_str(ev, "bpfbox.sandbox.command_line", log->command_line);
+	if (log->user_id)
+		log_event_set_str(ev, "user.id", log->user_id);
+	if (log->user_name)
+		log_event_set_str(ev, "user.name", log->user_name);
 }
 
 static char *with_newline(char *body)

@@ -99,6 +99,9 @@ void log_close(struct log *log);
  */
 void log_set_sandbox(struct log *log, const char *sandbox_id, const char *command_line);
 
+/* The user the sandboxed command runs as, stamped on every later line as user.id and user.name. */
+void log_set_user(struct log *log, unsigned uid, const char *name);
+
 /*
  * Replaces the ignore rules with a copy of rules[0..n). On allocation
  * failure the previous rules stay and an error line is logged.

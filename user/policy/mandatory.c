@@ -60,6 +60,8 @@ static const char *const special_names[] = {
 	[BB_RULE_BPFBOX_STATE - BB_RULE_SPECIAL] = "builtin:bpfbox-state",
 	[BB_RULE_SHM_OTHER - BB_RULE_SPECIAL] = "builtin:shm-not-own",
 	[BB_RULE_KEY_OTHER - BB_RULE_SPECIAL] = "builtin:key-not-own",
+	[BB_RULE_SIGNAL - BB_RULE_SPECIAL] = "builtin:signal-outside-sandbox",
+	[BB_RULE_TTY_INJECT - BB_RULE_SPECIAL] = "builtin:terminal-input",
 };
 
 const char *special_rule_name(uint32_t rule)

@@ -114,11 +114,13 @@ static int select_programs(struct bpfbox_bpf *skel, struct errmsg *em)
 	n = lsm_hook_params(vmlinux, "inode_setattr");
 	bpf_program__set_autoload(skel->progs.bb_inode_setattr_old, n == 2);
 	bpf_program__set_autoload(skel->progs.bb_inode_setattr_idmap, n == 3);
+	/* Without the compat hook, 32-bit callers' ioctls reach file_ioctl. */
+	bpf_program__set_autoload(skel->progs.bb_file_ioctl_compat, lsm_hook_params(vmlinux, "file_ioctl_compat") >= 0);
 	bpf_object__for_each_program(prog, skel->obj)
 	{
 		const char *sec = bpf_program__section_name(prog);
 
-		if (strncmp(sec, "lsm/", 4) || lsm_hook_params(vmlinux, sec + 4) >= 0)
+		if (strncmp(sec, "lsm/", 4) || !bpf_program__autoload(prog) || lsm_hook_params(vmlinux, sec + 4) >= 0)
 			continue;
 		/* Every hook is part of the policy: a missing one is a hole, so refuse. */
 		err = errmsg_set(em, -ENOTSUP, "this kernel has no LSM hook %s%s", sec + 4,
@@ -339,6 +341,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "private_dirs", offsetof(struct bpf_state_maps, private_dirs) },
 		{ "shm_owner", offsetof(struct bpf_state_maps, shm_owner) },
 		{ "key_owner", offsetof(struct bpf_state_maps, key_owner) },
+		{ "sigio_owners", offsetof(struct bpf_state_maps, sigio_owners) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -352,7 +355,7 @@ static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "n
 						 "rate_limit",	  "sock_owner",	 "unix_names",
 						 "ring_owners",	  "device_allow",
 						 "private_dirs", "shm_owner",
-						 "key_owner" };
+						 "key_owner",	  "sigio_owners" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

@@ -43,6 +43,7 @@ struct bpf_state_maps {
 	int private_dirs;
 	int shm_owner;
 	int key_owner;
+	int sigio_owners;
 };
 
 struct bpf_state {

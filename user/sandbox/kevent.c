@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +26,7 @@ static const char *const actions[BB_OP_MAX] = {
 	[BB_OP_UMOUNT] = "umount",	     [BB_OP_CHROOT] = "chroot",
 	[BB_OP_PIVOT_ROOT] = "pivot-root",   [BB_OP_PTRACE] = "ptrace",
 	[BB_OP_BPF] = "bpf",		     [BB_OP_USERNS] = "userns-create",
+	[BB_OP_SIGNAL] = "signal",	     [BB_OP_TTY_IOCTL] = "tty-ioctl",
 	[BB_OP_CONNECT] = "connect",	     [BB_OP_SENDMSG] = "sendmsg",
 	[BB_OP_BIND] = "bind",		     [BB_OP_SOCKET] = "socket-create",
 	[BB_OP_UNIX_CONNECT] = "unix-connect", [BB_OP_UNIX_SEND] = "unix-send",
@@ -185,6 +187,31 @@ static const char *key_permission_name(uint32_t perm)
 	return perm < sizeof(names) / sizeof(names[0]) ? names[perm] : "unknown";
 }
 
+/* A signal to a process outside the sandbox; pid 0 when a full map refused an F_SETOWN. */
+static void set_signal(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
+{
+	const char *abbrev = ev->proto > 0 && ev->proto < NSIG ? sigabbrev_np((int)ev->proto) : NULL;
+	char name[32];
+
+	/* glibc names 29 POLL; the F_SETOWN signal is known as SIGIO. */
+	if (ev->proto == SIGIO)
+		abbrev = "IO";
+
+	if (abbrev)
+		snprintf(name, sizeof(name), "SIG%s", abbrev);
+	else
+		snprintf(name, sizeof(name), "signal %u", ev->proto);
+	log_event_set_int(le, "bpfbox.signal.number", ev->proto);
+	log_event_set_str(le, "bpfbox.signal.name", name);
+	if (!ev->port) {
+		snprintf(text, len, " %s owner: no room to track it", name);
+		return;
+	}
+	log_event_set_int(le, "bpfbox.target.pid", ev->port);
+	snprintf(text, len, " %s to pid %u outside the sandbox%s", name, ev->port,
+		 ev->flags & BB_EVF_NO_TASK ? " (I/O signal whose owner the sandbox set)" : "");
+}
+
 /* Fields naming what was refused; text receives the rest of the message. */
 static void set_object(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
 {
@@ -218,7 +245,15 @@ static void set_object(struct log_event *le, const struct bb_event *ev, char *te
 			 key_permission_name(ev->proto), (int32_t)ev->port, plen, ev->path);
 		break;
 	default:
-		if (ev->op == BB_OP_PTRACE && ev->port) {
+		if (ev->op == BB_OP_SIGNAL) {
+			set_signal(le, ev, text, len);
+		} else if (ev->op == BB_OP_TTY_IOCTL) {
+			const char *name = ev->port == 0x5412 ? "TIOCSTI" : ev->port == 0x541C ? "TIOCLINUX" : "unknown";
+
+			log_event_set_int(le, "bpfbox.ioctl.cmd", ev->port);
+			log_event_set_str(le, "bpfbox.ioctl.name", name);
+			snprintf(text, len, " %s on a terminal (input injection)", name);
+		} else if (ev->op == BB_OP_PTRACE && ev->port) {
 			log_event_set_int(le, "bpfbox.target.pid", ev->port);
 			snprintf(text, len, " of pid %u outside the sandbox", ev->port);
 		} else if (ev->op == BB_OP_BPF) {
@@ -246,12 +281,15 @@ int kevent_handle(void *ctx, void *data, size_t size)
 	action = kevent_action(ev->op);
 	le = log_event_new(LOG_WARN, "event", category_of(ev->op), type_of(ev->op), action, "failure");
 	set_kernel_time(le, ev->ts_ns);
-	log_event_set_int(le, "process.pid", ev->pid);
-	log_event_set_int(le, "process.thread.id", ev->tid);
-	log_event_set_bytes(le, "process.name", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
-	snprintf(uid, sizeof(uid), "%u", ev->uid);
-	log_event_set_str(le, "process.user.id", uid);
-	set_executable(k, le, ev);
+	/* SIGIO raised by someone else's I/O: the task at hand is not the sandbox's. */
+	if (!(ev->flags & BB_EVF_NO_TASK)) {
+		log_event_set_int(le, "process.pid", ev->pid);
+		log_event_set_int(le, "process.thread.id", ev->tid);
+		log_event_set_bytes(le, "process.name", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
+		snprintf(uid, sizeof(uid), "%u", ev->uid);
+		log_event_set_str(le, "process.user.id", uid);
+		set_executable(k, le, ev);
+	}
 	log_event_set_str(le, "rule.name", kevent_rule_name(k, ev->rule));
 	log_event_set_int(le, "bpfbox.count", count);
 	if (ev->error)

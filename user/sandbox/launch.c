@@ -70,22 +70,24 @@ static void write_all(int fd, const void *buf, size_t len)
 	}
 }
 
-static __attribute__((noreturn)) void child_fail(int fd, char what, int err)
+static __attribute__((noreturn)) void child_fail(int fd, char what, int err, enum launch_stage stage)
 {
-	char msg[1 + sizeof(int)];
+	char msg[2 + sizeof(int)];
 
 	msg[0] = what;
-	memcpy(msg + 1, &err, sizeof(int));
+	msg[1] = (char)stage;
+	memcpy(msg + 2, &err, sizeof(int));
 	write_all(fd, msg, sizeof(msg));
 	_exit(what == MSG_EXEC_FAILED ? (err == ENOENT ? 127 : 126) : 125);
 }
 
-/* No capability, no way to regain one: not by exec of a setuid file, not as uid 0. */
-static int drop_privileges(void)
+/*
+ * No way to regain a capability: not by exec of a setuid file, not as uid 0.
+ * The capabilities themselves go in drop_capabilities, after the user switch
+ * that still needs CAP_SETUID and CAP_SETGID.
+ */
+static int lock_privileges(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { 0 };
-
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -98,8 +100,36 @@ static int drop_privileges(void)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
 			return -errno;
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return 0;
+}
+
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
+	return 0;
+}
+
+/* Groups, gid and uid of the target user, then proof that uid 0 cannot come back. */
+static int become_user(const struct identity *id, pid_t launcher)
+{
+	int err = identity_switch(id);
+
+	if (err)
+		return err;
+	/* A changed euid clears the parent-death signal: set it again, and catch a launcher already gone. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		return -errno;
+	if (getppid() != launcher)
+		_exit(125);
+	err = drop_capabilities();
+	if (err)
+		return err;
+	if (!syscall(SYS_setresuid, 0, 0, 0) || (id->gid != 0 && !syscall(SYS_setresgid, 0, 0, 0)))
+		return -EPERM;
 	return 0;
 }
 
@@ -107,6 +137,7 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 						  int go_fd, int status_fd)
 {
 	sigset_t none;
+	pid_t launcher;
 	char go;
 	ssize_t n;
 	int err;
@@ -122,6 +153,7 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 		_exit(125);
 	close(go_fd);
 
+	launcher = getppid();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -131,20 +163,32 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 	for (size_t i = 0; i < spec->n_keep_fds; i++)
 		fcntl(spec->keep_fds[i], F_SETFD, 0);
 
+	err = lock_privileges();
+	if (err)
+		child_fail(status_fd, MSG_SETUP_FAILED, -err, LAUNCH_STAGE_PRIVILEGES);
+	if (spec->identity && spec->identity->switch_user) {
+		err = become_user(spec->identity, launcher);
+		if (err)
+			child_fail(status_fd, MSG_SETUP_FAILED, -err, LAUNCH_STAGE_USER);
+		/* The working directory is kept, if the user may enter it at all. */
+		if (spec->cwd && chdir(spec->cwd))
+			child_fail(status_fd, MSG_SETUP_FAILED, errno, LAUNCH_STAGE_CWD);
+	} else {
+		err = drop_capabilities();
+		if (err)
+			child_fail(status_fd, MSG_SETUP_FAILED, -err, LAUNCH_STAGE_PRIVILEGES);
+	}
 	/*
-	 * A new, empty session key ring: the command starts with none of the
-	 * invoker's keys, and the kernel records it as the sandbox's own. A
-	 * kernel without key rings has nothing to hide.
+	 * A new, empty session key ring, made as the command's user: the
+	 * command starts with none of the invoker's keys, and the kernel records
+	 * it as the sandbox's own. A kernel without key rings has nothing to hide.
 	 */
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
-		child_fail(status_fd, MSG_SETUP_FAILED, errno);
-	err = drop_privileges();
-	if (err)
-		child_fail(status_fd, MSG_SETUP_FAILED, -err);
+		child_fail(status_fd, MSG_SETUP_FAILED, errno, LAUNCH_STAGE_PRIVILEGES);
 	if (!spec->exec_path)
-		child_fail(status_fd, MSG_EXEC_FAILED, spec->exec_errno);
+		child_fail(status_fd, MSG_EXEC_FAILED, spec->exec_errno, LAUNCH_STAGE_EXEC);
 	execve(spec->exec_path, spec->argv, spec->envp);
-	child_fail(status_fd, MSG_EXEC_FAILED, errno);
+	child_fail(status_fd, MSG_EXEC_FAILED, errno, LAUNCH_STAGE_EXEC);
 }
 
 int launch_start(const struct launch_spec *spec, struct launch *out, struct errmsg *em)
@@ -228,7 +272,7 @@ int launch_wait_resolved(struct launch *l, struct errmsg *em)
 
 int launch_go(struct launch *l)
 {
-	char msg[1 + sizeof(int)];
+	char msg[2 + sizeof(int)];
 	ssize_t n;
 	int err;
 
@@ -243,8 +287,9 @@ int launch_go(struct launch *l)
 	l->status_fd = -1;
 	if (n != (ssize_t)sizeof(msg))
 		return 0;
-	memcpy(&err, msg + 1, sizeof(int));
+	memcpy(&err, msg + 2, sizeof(int));
 	l->setup_failed = msg[0] == MSG_SETUP_FAILED;
+	l->stage = (enum launch_stage)msg[1];
 	l->exec_errno = err;
 	return -err;
 }

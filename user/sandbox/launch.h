@@ -13,8 +13,17 @@
 #include <sys/types.h>
 
 #include "bpf_state.h"
+#include "identity.h"
 #include "lib/errmsg.h"
 #include "sandbox_maps.h"
+
+/* The child's step that failed. */
+enum launch_stage {
+	LAUNCH_STAGE_PRIVILEGES = 1, /* no-new-privileges, securebits, capabilities */
+	LAUNCH_STAGE_USER, /* switching to the target user and checking it */
+	LAUNCH_STAGE_CWD, /* the user cannot enter the working directory */
+	LAUNCH_STAGE_EXEC,
+};
 
 struct launch_spec {
 	const char *exec_path; /* resolved by the launcher; NULL when not found */
@@ -28,6 +37,8 @@ struct launch_spec {
 	size_t n_resolve;
 	const int *keep_fds; /* extra descriptors passed on (--pass-fd) */
 	size_t n_keep_fds;
+	const struct identity *identity; /* who the command runs as */
+	const char *cwd; /* entered again as that user; NULL: left as it is */
 };
 
 struct launch {
@@ -39,6 +50,7 @@ struct launch {
 	size_t n_results;
 	int exec_errno; /* after launch_go failed: errno of the failed exec or setup step */
 	bool setup_failed; /* privileges could not be dropped (never exec'd) */
+	enum launch_stage stage; /* which step failed */
 };
 
 /* Clones the child; it resolves paths and waits. */

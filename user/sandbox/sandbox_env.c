@@ -150,6 +150,15 @@ int env_build(const struct policy *p, char **environ_in, const struct env_extra 
 			continue;
 		err = env_push(out, strdup(*v));
 	}
+	/* Not what sudo left (HOME=/root under some configurations): the passwd entry's. */
+	if (!err && x->user)
+		err = env_set(out, "USER", x->user);
+	if (!err && x->user)
+		err = env_set(out, "LOGNAME", x->user);
+	if (!err && x->home)
+		err = env_set(out, "HOME", x->home);
+	if (!err && x->shell)
+		err = env_set(out, "SHELL", x->shell);
 	if (!err)
 		err = env_set(out, "TMPDIR", x->tmpdir);
 	if (!err)

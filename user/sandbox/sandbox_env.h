@@ -18,6 +18,9 @@ struct env_extra {
 	unsigned proxy_port; /* the HTTP proxy; 0: no proxy variables */
 	unsigned socks_port; /* the SOCKS proxy; 0: the HTTP proxy's port */
 	const char *self_exe; /* bpfbox, for GIT_SSH_COMMAND's ProxyCommand */
+	const char *user; /* the target user: USER, LOGNAME, HOME, SHELL from its passwd entry; NULL: inherited */
+	const char *home;
+	const char *shell;
 };
 
 int env_build(const struct policy *p, char **environ_in, const struct env_extra *x, struct env_list *out);

@@ -299,8 +299,34 @@ static void delete_sandbox_keys(int fd, uint64_t id, size_t key_size)
 	}
 }
 
+/* sigio_owners is keyed by file address: its entries name their sandbox in the value. */
+static void delete_sandbox_values(int fd, uint64_t id)
+{
+	uint64_t key, owner, *found = NULL, *grown;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &owner) || owner != id)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(found, cap * sizeof(*found));
+			if (!grown)
+				break;
+			found = grown;
+		}
+		found[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &found[i]);
+	free(found);
+}
+
 void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 {
+	delete_sandbox_values(st->maps.sigio_owners, id);
 	delete_sandbox_keys(st->maps.inode_rules, id, sizeof(struct bb_inode_key));
 	delete_sandbox_keys(st->maps.name_rules, id, sizeof(struct bb_name_key));
 	delete_sandbox_keys(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
