@@ -29,8 +29,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 KERNELS ?= 6.1 6.12
 
 .SECONDARY:
-.PHONY: all deps unit-test asan-unit-test fuzzers fuzz-build fuzz fuzz-short vm-test test demo \
-	bench clean
+.PHONY: all deps unit-test asan-unit-test fuzzers fuzz-build fuzz fuzz-short soak vm-test test \
+	demo bench clean
 HELPERS := $(patsubst tests/vm/helpers/%.c,$(BUILD)/helpers/%,$(wildcard tests/vm/helpers/*.c))
 all: $(BUILD)/bpfbox $(HELPERS)
 
@@ -85,6 +85,16 @@ fuzz: fuzz-build
 
 fuzz-short: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
+
+# The long soak (tests/vm/test_57_soak.sh; make test runs its short version).
+SOAK_RUNS ?= 1000
+soak: $(BUILD)/bpfbox
+	@set -e; for k in $(KERNELS); do \
+		echo "== soak ($(SOAK_RUNS) runs) on Debian kernel $$k"; \
+		BPFBOX_TEST_SOAK_RUNS=$(SOAK_RUNS) BPFBOX_TEST_FILTER=test_57_soak \
+		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-10000} \
+			tools/vm/run.sh --kernel $$k --timeout 10800 -- tests/vm/run-all.sh; \
+	done
 
 deps:
 	tools/install-deps.sh
