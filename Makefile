@@ -7,7 +7,9 @@ BPFTOOL ?= bpftool
 ARCH := x86
 
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
+# Sanitizer builds (build/asan, build/fuzz) add their flags here; the shipped build has none.
+SAN_FLAGS ?=
+CFLAGS += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
 	  -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) $(shell pkg-config --cflags libcjson 2>/dev/null)
 LDLIBS += -lbpf -lelf -lz -lcjson -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
@@ -27,7 +29,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 KERNELS ?= 6.1 6.12
 
 .SECONDARY:
-.PHONY: all deps unit-test vm-test test demo bench clean
+.PHONY: all deps unit-test asan-unit-test fuzzers fuzz-build fuzz fuzz-short soak vm-test test \
+	demo bench clean
 HELPERS := $(patsubst tests/vm/helpers/%.c,$(BUILD)/helpers/%,$(wildcard tests/vm/helpers/*.c))
 all: $(BUILD)/bpfbox $(HELPERS)
 
@@ -55,6 +58,44 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 $(BUILD):
 	mkdir -p $(BUILD)
 
+# Sanitized builds of the same user/ sources, each in its own directory, never shipped:
+# the cmocka suites under ASan+UBSan, and one libFuzzer binary per tests/fuzz/fuzz_*.c.
+ASAN_DIR ?= build/asan
+FUZZ_DIR ?= build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SHORT_SECONDS ?= 10
+SANITIZE := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(BUILD)/fuzzers/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+fuzzers: $(patsubst %,$(BUILD)/fuzzers/fuzz_%,$(FUZZ_TARGETS))
+
+asan-unit-test:
+	$(MAKE) BUILD=$(ASAN_DIR) SAN_FLAGS="$(SANITIZE)" unit-test
+
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_DIR) CC=$(CLANG) \
+		SAN_FLAGS="$(SANITIZE) -fsanitize=fuzzer-no-link -Wno-unknown-warning-option" fuzzers
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-short: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
+
+# The long soak (tests/vm/test_90_soak.sh; make test runs its short version).
+SOAK_RUNS ?= 1000
+soak: $(BUILD)/bpfbox
+	@set -e; for k in $(KERNELS); do \
+		echo "== soak ($(SOAK_RUNS) runs) on Debian kernel $$k"; \
+		BPFBOX_TEST_SOAK_RUNS=$(SOAK_RUNS) BPFBOX_TEST_FILTER=test_90_soak \
+		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-10000} \
+			tools/vm/run.sh --kernel $$k --timeout 10800 -- tests/vm/run-all.sh; \
+	done
+
 deps:
 	tools/install-deps.sh
 
@@ -64,12 +105,14 @@ unit-test: $(UNIT_BINS)
 vm-test: $(BUILD)/bpfbox
 	@set -e; for k in $(KERNELS); do \
 		echo "== VM tests on Debian kernel $$k"; \
-		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-900} tools/vm/run.sh --kernel $$k --timeout 3000 -- tests/vm/run-all.sh; \
+		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-900} tools/vm/run.sh --kernel $$k --timeout 4800 -- tests/vm/run-all.sh; \
 	done
 
 test: deps
 	$(MAKE) all
 	$(MAKE) unit-test
+	$(MAKE) asan-unit-test
+	$(MAKE) fuzz-short
 	$(MAKE) vm-test
 
 demo: deps

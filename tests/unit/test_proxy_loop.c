@@ -1005,12 +1005,16 @@ static void test_max_clients(void **state)
 {
 	struct fixture *f = *state;
 	int fds[3];
-	char buf[16];
+	char req[128], buf[256];
 	int extra;
 
-	for (int i = 0; i < 3; i++)
+	/* Every slot busy relaying: nothing may be evicted, a newcomer is refused. */
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", f->up.port);
+	for (int i = 0; i < 3; i++) {
 		fds[i] = client(f);
-	usleep(50000);
+		send_all(fds[i], req, strlen(req));
+		read_head(fds[i], buf, sizeof(buf));
+	}
 	extra = client(f);
 	/* Closed at once, not after the idle timeout. */
 	assert_int_equal(recv_some(extra, buf, sizeof(buf), 200), 0);
@@ -1026,6 +1030,37 @@ static void test_max_clients(void **state)
 	read_all(extra, buf, 13);
 	assert_string_equal(buf, "HTTP/1.1 403");
 	close(extra);
+}
+
+static void test_evict_waiting(void **state)
+{
+	struct fixture *f = *state;
+	int fds[3];
+	char buf[16];
+	int extra;
+
+	/* Three slots held by clients that never finish a request (slowloris). */
+	for (int i = 0; i < 3; i++) {
+		fds[i] = client(f);
+		usleep(10000);
+	}
+	send_all(fds[0], "GET http://a", 12);
+	usleep(50000);
+	/* A client that asks at once is served: the oldest waiting one makes room. */
+	extra = client(f);
+	send_all(extra, "CONNECT blocked.test:1 HTTP/1.1\r\n\r\n", 35);
+	read_all(extra, buf, 13);
+	assert_string_equal(buf, "HTTP/1.1 403");
+	close(extra);
+	assert_int_equal(recv_some(fds[0], buf, sizeof(buf), 200), 0);
+	assert_int_equal(recv_some(fds[1], buf, sizeof(buf), 50), -ETIMEDOUT);
+	assert_int_equal(recv_some(fds[2], buf, sizeof(buf), 50), -ETIMEDOUT);
+	/* It had sent bytes, so its end is an event; the newcomer's 403 is the other. */
+	wait_event(f, 2);
+	assert_true(!strcmp(f->ev[0].error, "evicted: too many clients") ||
+		    !strcmp(f->ev[1].error, "evicted: too many clients"));
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
 }
 
 int main(void)
@@ -1051,6 +1086,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slowloris, setup_short_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_tunnel, setup_short_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup_short_idle, teardown),
+		cmocka_unit_test_setup_teardown(test_evict_waiting, setup_short_idle, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

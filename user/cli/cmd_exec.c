@@ -546,7 +546,7 @@ static void exec_teardown(struct exec_run *r)
 	log_close(r->log);
 }
 
-/* Written as soon as the cgroup exists, so that gc finds all a dead supervisor left. */
+/* Written before the cgroup is made and again after, so that gc finds all a dead supervisor left. */
 static int register_sandbox(struct exec_run *r)
 {
 	struct registry_entry e = { 0 };
@@ -596,7 +596,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	struct cgroup_limits lim;
 	struct env_extra x = { 0 };
 	struct errmsg em = { { 0 } };
-	char prog[4096];
+	char prog[4096], parent[PATH_MAX];
 	int err;
 
 	err = block_signals(r);
@@ -607,10 +607,23 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 		return setup_failed(r, "BPF-LSM enforcement is not available", &em), err;
 	/* Leftovers of supervisors that died (SIGKILL) go before a new sandbox starts. */
 	sandbox_gc_dead(r->bpf, false);
+	/*
+	 * Registered before the cgroup exists: a concurrent gc removes every
+	 * bpfbox cgroup that no entry explains, as the leftover of a crash.
+	 */
+	err = cgroup_parent_ensure(parent, sizeof(parent), &em);
+	if (err)
+		return setup_failed(r, "cgroup", &em), err;
+	snprintf(r->cg.path, sizeof(r->cg.path), "%s/%s", parent, r->id);
+	err = register_sandbox(r);
+	if (err)
+		return errmsg_set(&em, err, "writing %s/%s", REGISTRY_DIR, r->id), setup_failed(r, "registry", &em),
+		       err;
 	err = cgroup_create(r->id, &r->cg, &em);
 	if (err)
 		return setup_failed(r, "cgroup", &em), err;
 	r->cg_made = true;
+	/* Again, now with the cgroup's id. */
 	err = register_sandbox(r);
 	if (err)
 		return errmsg_set(&em, err, "writing %s/%s", REGISTRY_DIR, r->id), setup_failed(r, "registry", &em),

@@ -159,6 +159,26 @@ static void set_accepting(struct proxy *p, bool on)
 	p->accept_resume = p->now + ACCEPT_PAUSE_MS;
 }
 
+/*
+ * A full proxy makes room by closing the oldest client that has not yet
+ * finished its request: idle and trickling connections (slowloris) cannot
+ * lock out clients that ask at once, and a slot that is doing work (resolving,
+ * dialling, relaying) is never taken. Connections are pushed at the head of
+ * the list, so the last waiting one is the oldest. Returns whether one went.
+ */
+static bool evict_waiting(struct proxy *p)
+{
+	struct proxy_conn *c, *oldest = NULL;
+
+	for (c = p->conns; c; c = c->next)
+		if (c->st <= PS_SOCKS4)
+			oldest = c;
+	if (!oldest)
+		return false;
+	proxy_conn_close(oldest, "evicted: too many clients");
+	return true;
+}
+
 static void accept_clients(struct proxy *p)
 {
 	for (int i = 0; i < ACCEPT_BURST; i++) {
@@ -176,7 +196,7 @@ static void accept_clients(struct proxy *p)
 				continue;
 			return;
 		}
-		if (p->nconns >= p->cfg.max_clients) {
+		if (p->nconns >= p->cfg.max_clients && !evict_waiting(p)) {
 			/* Refuse at once: a full proxy must stay responsive to the others. */
 			capacity_event(p, &ss);
 			close(fd);

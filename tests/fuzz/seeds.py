@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Seed corpora for the fuzz targets, taken from the unit tests' tables (C
+string literals and byte arrays) and the example policies.
+
+usage: seeds.py OUTDIR   (writes OUTDIR/<target>/<sha1> for every target)
+"""
+import hashlib
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+UNIT = ROOT / "tests" / "unit"
+
+LITERAL_RUN = re.compile(r'"(?:[^"\\\n]|\\.)*"(?:\s*"(?:[^"\\\n]|\\.)*")*')
+ONE_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+BYTE_ARRAY = re.compile(r'\{\s*((?:(?:0x[0-9a-fA-F]+|\d+)\s*,\s*){3,}(?:0x[0-9a-fA-F]+|\d+))\s*,?\s*\}')
+
+
+def unescape(body):
+    out = bytearray()
+    i = 0
+    simple = {"n": 10, "r": 13, "t": 9, "\\": 92, '"': 34, "'": 39, "a": 7, "b": 8,
+              "f": 12, "v": 11, "?": 63, "e": 27}
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out += c.encode()
+            i += 1
+            continue
+        e = body[i + 1]
+        if e in simple:
+            out.append(simple[e])
+            i += 2
+        elif e == "x":
+            m = re.match(r"[0-9a-fA-F]+", body[i + 2:])
+            out.append(int(m.group(0), 16) & 0xFF)
+            i += 2 + len(m.group(0))
+        elif e in "01234567":
+            m = re.match(r"[0-7]{1,3}", body[i + 1:])
+            out.append(int(m.group(0), 8) & 0xFF)
+            i += 1 + len(m.group(0))
+        else:
+            out += e.encode()
+            i += 2
+    return bytes(out)
+
+
+def literals(*files):
+    """Adjacent literals concatenated, as the compiler does."""
+    for f in files:
+        text = (UNIT / f).read_text()
+        for run in LITERAL_RUN.finditer(text):
+            yield b"".join(unescape(m.group(1)) for m in ONE_LITERAL.finditer(run.group(0)))
+
+
+def byte_arrays(*files):
+    for f in files:
+        for m in BYTE_ARRAY.finditer((UNIT / f).read_text()):
+            yield bytes(int(x, 0) & 0xFF for x in m.group(1).replace(" ", "").split(","))
+
+
+def seeds():
+    s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log")}
+    for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
+                    list((ROOT / "tests" / "policies").rglob("*.json"))):
+        data = f.read_bytes()
+        s["policy"].add(data)
+        s["policy"].add(data + b"\0~/.ssh/id_rsa")
+        s["policy"].add(data + b"\0api.github.com:443")
+    for lit in literals("test_policy.c", "test_policy_decide.c", "test_policy_files.c",
+                        "test_policy_paths.c"):
+        if lit.lstrip().startswith(b"{"):
+            s["policy"].add(lit)
+    for lit in literals("test_domain.c", "test_addr_guard.c", "test_policy_decide.c"):
+        if lit and len(lit) < 300 and b"%s" not in lit:
+            s["domain"].add(lit)
+            s["domain"].add(lit + b"\nwww." + lit)
+    for lit in literals("test_proxy_parse.c", "test_proxy_loop.c", "test_proxy_connect_cmd.c"):
+        if b"HTTP/1." in lit:
+            s["http"].add(lit if b"\r\n\r\n" in lit else lit + b"\r\n\r\n")
+        if re.match(rb"^[0-9a-fA-F]+[\r;]", lit):
+            for ctl in (b"\x00\x00", b"\x03\x05", b"\x0c\x1c"):
+                s["chunked"].add(ctl + lit)
+    for lit in literals("test_proxy_socks.c"):
+        if lit[:1] in (b"\x04", b"\x05"):
+            s["socks"].add(lit)
+            s["socks"].add(b"\x05\x01\x00" + lit)
+    for arr in byte_arrays("test_proxy_socks.c"):
+        if arr[:1] in (b"\x04", b"\x05"):
+            s["socks"].add(arr)
+            s["socks"].add(b"\x05\x01\x00" + arr)
+    for lit in literals("test_log_format.c", "test_log.c"):
+        if lit:
+            s["log"].add(lit)
+    return s
+
+
+def main():
+    out = pathlib.Path(sys.argv[1])
+    for target, items in seeds().items():
+        d = out / target
+        d.mkdir(parents=True, exist_ok=True)
+        for data in items:
+            (d / hashlib.sha1(data).hexdigest()).write_bytes(data)
+        print(f"{target}: {len(items)} seeds")
+
+
+if __name__ == "__main__":
+    main()

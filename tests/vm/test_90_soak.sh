@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Soak: many sandboxes in a row, then many 16 at a time, cycling through every
+# way a run can end: a normal exit, a non-zero exit, --timeout, SIGKILL of the
+# command, and SIGKILL of bpfbox itself followed by `bpfbox gc`. Afterwards
+# nothing is left: cgroups, pins, map entries, BPF maps, programs and links,
+# processes, descriptors, tmpdirs, registry entries.
+#   BPFBOX_TEST_SOAK_RUNS (default 60; `make soak` runs 1000), BPFBOX_TEST_SOAK_PAR (16)
+. "$(dirname "$0")/lib.sh"
+
+RUNS=${BPFBOX_TEST_SOAK_RUNS:-60}
+PAR=${BPFBOX_TEST_SOAK_PAR:-16}
+W=$T_TMP/work
+mkdir -p "$W"
+P=$T_TMP/policy.json
+cat >"$P" <<JSON
+{
+  "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": ["$W"], "denyWrite": [] }
+}
+JSON
+
+# System-wide counts of what a run could leave behind (as test_54), plus every
+# descriptor of every process but this shell's subshells.
+state() {
+	echo "cgroups=$(find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d | wc -l)" \
+		"pins=$(find /sys/fs/bpf/bpfbox | wc -l)" "map_entries=$(bpfbox_map_entries)" \
+		"processes=$(ps -e -o args= | grep -vc '^\[')" "tmpdirs=$(ls /tmp | grep -c '^bpfbox-')" \
+		"registry=$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)" \
+		"bpf_maps=$(bpftool -j map list | jq '[.[] | select(.name != "bb_events")] | length')" \
+		"bpf_progs=$(bpftool -j prog list | jq length)" \
+		"bpf_links=$(bpftool -j link list | jq length)" \
+		"fds=$(fd_total)"
+}
+fd_total() {
+	local d n=0 self=$BASHPID
+	for d in /proc/[0-9]*; do
+		[ "${d#/proc/}" = "$self" ] || [ "${d#/proc/}" = "$$" ] && continue
+		[ -e "$d/exe" ] || continue # kernel threads have no executable
+		n=$((n + $(ls "$d/fd" 2>/dev/null | wc -l)))
+	done
+	echo "$n"
+}
+settle() {
+	local i
+	for i in $(seq 10); do
+		after=$(state)
+		[ "$after" = "$before" ] && return
+		sleep 0.5
+	done
+}
+
+# One run ending the Nth way; prints "<kind> <want> <got>" and returns 0 when they agree.
+run_one() { # N LOG
+	local n=$1 log=$2 rc pid i
+	case $((n % 5)) in
+	0)
+		"$BPFBOX" exec --policy "$P" --log-file "$log" -- true
+		rc=$?
+		[ $rc -eq 0 ] || { echo "normal 0 $rc"; return 1; } ;;
+	1)
+		"$BPFBOX" exec --policy "$P" --log-file "$log" -- sh -c 'exit 3'
+		rc=$?
+		[ $rc -eq 3 ] || { echo "non-zero 3 $rc"; return 1; } ;;
+	2)
+		"$BPFBOX" exec --policy "$P" --log-file "$log" --timeout 300ms -- sleep 30
+		rc=$?
+		[ $rc -eq 124 ] || { echo "timeout 124 $rc"; return 1; } ;;
+	3)
+		"$BPFBOX" exec --policy "$P" --log-file "$log" -- sh -c 'sleep 0.05 & kill -KILL $$'
+		rc=$?
+		[ $rc -eq 137 ] || { echo "command-sigkill 137 $rc"; return 1; } ;;
+	4)
+		# The command tells us it runs; then bpfbox dies without cleaning up.
+		rm -f "$W/up-$n"
+		"$BPFBOX" exec --policy "$P" --log-file "$log" -- sh -c "touch '$W/up-$n'; sleep 1000" &
+		pid=$!
+		for i in $(seq 300); do [ -e "$W/up-$n" ] && break; sleep 0.05; done
+		kill -KILL $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		# A setup that failed (e.g. undone by a concurrent gc) is a failure too.
+		[ -e "$W/up-$n" ] || { echo "bpfbox-sigkill+gc: the command never ran"; return 1; }
+		"$BPFBOX" gc >/dev/null 2>&1 || { echo "bpfbox-sigkill+gc 0 $?"; return 1; } ;;
+	esac
+	return 0
+}
+
+assert_succeeds "a first sandbox runs" "$BPFBOX" exec --policy "$P" --log-file /dev/null -- true
+sleep 0.5
+before=$(state)
+echo "# before: $before"
+
+start=$(date +%s%N)
+fails=0
+for i in $(seq 0 $((RUNS - 1))); do
+	run_one "$i" /dev/null >>"$T_TMP/seq-fails" || fails=$((fails + 1))
+done
+el=$((($(date +%s%N) - start) / 1000000))
+echo "# $RUNS runs in a row (5 exit paths in turn): ${el}ms ($((el / RUNS))ms each)"
+assert_eq 0 "$fails" "$RUNS runs in a row each ended as expected" || head -n 20 "$T_TMP/seq-fails" | t_diag
+settle
+assert_eq "$before" "$after" "$RUNS runs in a row leave nothing behind"
+
+start=$(date +%s%N)
+fails=0
+pids=()
+for i in $(seq 0 $((RUNS - 1))); do
+	run_one "$i" /dev/null >"$T_TMP/par-$i" 2>&1 &
+	pids+=($!)
+	if [ ${#pids[@]} -ge "$PAR" ]; then
+		wait "${pids[0]}" || fails=$((fails + 1))
+		pids=("${pids[@]:1}")
+	fi
+done
+for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+el=$((($(date +%s%N) - start) / 1000000))
+echo "# $RUNS runs, $PAR at a time: ${el}ms"
+assert_eq 0 "$fails" "$RUNS runs $PAR at a time each ended as expected" || cat "$T_TMP"/par-* | head -n 20 | t_diag
+settle
+assert_eq "$before" "$after" "$RUNS runs $PAR at a time leave nothing behind"
+assert_succeeds "bpfbox gc frees the idle event buffers" "$BPFBOX" gc
+sleep 1
+assert_eq 0 "$(bpftool -j map list | jq '[.[] | select(.name == "bb_events")] | length')" \
+	"no event buffer is left"
+assert_succeeds "a sandbox runs after all that" "$BPFBOX" exec --policy "$P" --log-file /dev/null -- true
