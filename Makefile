@@ -27,7 +27,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 KERNELS ?= 6.1 6.12
 
 .SECONDARY:
-.PHONY: all deps unit-test vm-test test demo bench clean
+.PHONY: all deps agents unit-test vm-test test demo bench clean
 HELPERS := $(patsubst tests/vm/helpers/%.c,$(BUILD)/helpers/%,$(wildcard tests/vm/helpers/*.c))
 all: $(BUILD)/bpfbox $(HELPERS)
 
@@ -67,8 +67,14 @@ vm-test: $(BUILD)/bpfbox
 		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-900} tools/vm/run.sh --kernel $$k --timeout 3000 -- tests/vm/run-all.sh; \
 	done
 
+# The coding-agent CLIs that tests/vm/test_80_agents.sh drives, from the npm registry into
+# build/agents/ (once; later runs reuse them).
+agents:
+	tools/agents/install.sh $(BUILD)/agents
+
 test: deps
 	$(MAKE) all
+	$(MAKE) agents
 	$(MAKE) unit-test
 	$(MAKE) vm-test
 
