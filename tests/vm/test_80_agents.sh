@@ -19,6 +19,8 @@
 AGENTS=${BPFBOX_AGENTS:-$T_ROOT/build/agents}
 FAKE=$T_ROOT/tests/vm/agents/fake_model.py
 PROMPT="Run the steps of the build."
+# One session's limit: a CLI that cannot reach its model retries for minutes.
+AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-180}
 MODEL_PID=""
 VICTIM_BOX=""
 scope=""
@@ -50,8 +52,11 @@ net_hosts api.anthropic.com api.openai.com exfil.test "$NET_REMOTE"
 # set aside for the test, as in test_43.
 scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo)
 [ -n "$scope" ] && echo 0 >/proc/sys/kernel/yama/ptrace_scope
-echo '{}' >"$T_TMP/victim.json"
-BBX_VICTIM_SECRET=victim-secret-42 "$BPFBOX" exec --policy "$T_TMP/victim.json" -- sleep 900 &
+cat >"$T_TMP/victim.json" <<'JSON'
+{ "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
+JSON
+BBX_VICTIM_SECRET=victim-secret-42 "$BPFBOX" exec --policy "$T_TMP/victim.json" -- sleep 900 >"$T_TMP/victim.log" 2>&1 &
 VICTIM_BOX=$!
 VICTIM=""
 for _ in $(seq 1 200); do
@@ -148,7 +153,7 @@ agent_cmd() {
 	local base=(env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" TERM=dumb LANG=C.UTF-8 USER=root)
 	case $agent in
 	claude-code)
-		echo "${base[@]}" ANTHROPIC_BASE_URL=http://api.anthropic.com ANTHROPIC_API_KEY=sk-ant-fake \
+		echo "${base[@]}" ANTHROPIC_BASE_URL=http://api.anthropic.com ANTHROPIC_API_KEY=sk-ant-fake CLAUDE_CONFIG_DIR="$H/.claude" \
 			IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
 			DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1
 		;;
@@ -201,7 +206,7 @@ run_confined() {
 	read -ra env_cmd <<<"$(agent_cmd "$agent")"
 	t0=$(date +%s)
 	(cd "$PROJ" && t_exec "${env_cmd[@]}" "$BPFBOX" exec --policy "$T_ROOT/policy-examples/$agent.json" \
-		--log-file "$LOG" -- "${CLI[@]}"; echo "$T_RC" >"$S/rc"; cp "$T_OUT" "$S/cli.out")
+		--log-file "$LOG" -- timeout "$AGENT_TIMEOUT" "${CLI[@]}"; echo "$T_RC" >"$S/rc"; cp "$T_OUT" "$S/cli.out")
 	t1=$(date +%s)
 	echo "# $AG: session took $((t1 - t0)) s"
 	T_RC=$(cat "$S/rc") T_OUT=$S/cli.out
@@ -237,10 +242,18 @@ run_confined() {
 
 	assert_refusal_event "reading ~/.ssh" ".event.action == \"open-read\" and .file.path == \"$H/.ssh/id_ed25519\"" cat
 	assert_refusal_event "reading the project secret" ".event.action == \"open-read\" and .file.path == \"$PROJ/.env\"" cat
-	assert_refusal_event "writing outside the project" ".event.action == \"open-write\" and .file.path == \"$OUT/outside.txt\"" tee
-	assert_refusal_event "appending to ~/.bashrc" ".event.action == \"open-write\" and .file.path == \"$H/.bashrc\"" tee
-	assert_refusal_event "installing a git hook" ".event.action == \"open-write\" and .file.path == \"$PROJ/.git/hooks/pre-commit\"" cp
-	assert_refusal_event "the denied domain" '.event.action == "proxy-http" and .destination.domain == "exfil.test" and .event.outcome == "failure"' curl
+	assert_refusal_event "writing outside the project" "(.event.action == \"open-write\" or .event.action == \"create\") and .file.path == \"$OUT/outside.txt\"" tee
+	assert_refusal_event "appending to ~/.bashrc" "(.event.action == \"open-write\" or .event.action == \"create\") and .file.path == \"$H/.bashrc\"" tee
+	assert_refusal_event "installing a git hook" "(.event.action == \"open-write\" or .event.action == \"create\") and .file.path == \"$PROJ/.git/hooks/pre-commit\"" cp
+	# The proxy's events name no process (it sees a loopback TCP peer, not a pid): the one
+	# event is checked, its attribution cannot be (docs/agents.md, "Known gaps").
+	assert_eq 1 "$(events '.event.action == "proxy-http" and .destination.domain == "exfil.test" and .event.outcome == "failure"')" \
+		"$AG: the denied domain is one proxy event"
+	if [ "$(events '.event.action == "proxy-http" and .destination.domain == "exfil.test" and .process.pid != null')" = 1 ]; then
+		t_ok "$AG: the denied domain's event names the process"
+	else
+		t_skip "$AG: the denied domain's event names the process" "proxy events carry no process.* yet"
+	fi
 	assert_refusal_event "the direct connection" '.event.action == "connect" and .destination.ip == "10.200.0.2" and .destination.port == 80' curl
 	assert_refusal_event "another process's environment" ".event.action == \"ptrace\" and .process.pid != $VICTIM" cat
 
@@ -267,13 +280,15 @@ run_confined() {
 }
 
 run_unconfined() {
-	local agent=$1 env_cmd s
+	local agent=$1 env_cmd s t0
 	AG="$agent (unconfined)"
 	session_setup "$agent" unconfined
 	assert_succeeds "$AG: the fake model server is up" model_up "$REC" "$S/steps.json"
 	agent_argv "$agent"
 	read -ra env_cmd <<<"$(agent_cmd "$agent")"
-	(cd "$PROJ" && t_exec "${env_cmd[@]}" "${CLI[@]}"; echo "$T_RC" >"$S/rc"; cp "$T_OUT" "$S/cli.out")
+	t0=$(date +%s)
+	(cd "$PROJ" && t_exec "${env_cmd[@]}" timeout "$AGENT_TIMEOUT" "${CLI[@]}"; echo "$T_RC" >"$S/rc"; cp "$T_OUT" "$S/cli.out")
+	echo "# $AG: session took $(($(date +%s) - t0)) s"
 	T_RC=$(cat "$S/rc") T_OUT=$S/cli.out
 	if [ "$T_RC" = 0 ]; then t_ok "$AG: the CLI exits 0"; else t_fail "$AG: the CLI exits 0" "$(tail -n 20 "$T_OUT")"; fi
 	for s in read_source write_artefact read_ssh read_secret write_outside append_bashrc git_hook \
@@ -290,6 +305,6 @@ for agent in ${BPFBOX_AGENTS_ONLY:-claude-code codex opencode}; do
 	run_unconfined "$agent"
 	for f in "$T_TMP/$agent"-*/record/requests.ndjson; do
 		echo "# $agent: requests seen by the model server ($(basename "$(dirname "$(dirname "$f")")")):"
-		jq -c '[.method, .path, .host, .api, .shell_tool, .answer]' "$f" 2>/dev/null | sed 's/^/#   /'
+		jq -c 'if .unparsed then . else [.method, .path, .host, .api, .shell_tool, .answer] end' "$f" 2>/dev/null | sed 's/^/#   /'
 	done
 done

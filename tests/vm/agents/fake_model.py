@@ -164,7 +164,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.openai_responses(req, body)
         if isinstance(req, dict) and path.endswith("/chat/completions"):
             return self.chat(req, body)
-        self.log_request_line(body)
+        self.log_request_line(body, {"unparsed": True, "headers": dict(self.headers.items()),
+                                     "head": body[:120].decode("latin-1")})
         self.send_plain(200, "application/json", b"{}")
 
     def read_chunked(self):
