@@ -111,7 +111,10 @@ session_setup() {
 		TOML
 		;;
 	opencode)
-		mkdir -p "$H/.config/opencode"
+		# OpenCode creates its XDG directories with a recursive mkdir from ~/.local up:
+		# under a policy that allows only the opencode directories, they must exist first.
+		mkdir -p "$H/.config/opencode" "$H/.local/share/opencode" "$H/.local/state/opencode" \
+			"$H/.cache/opencode"
 		cat >"$H/.config/opencode/opencode.json" <<-JSON
 			{
 			  "\$schema": "https://opencode.ai/config.json",
@@ -305,6 +308,6 @@ for agent in ${BPFBOX_AGENTS_ONLY:-claude-code codex opencode}; do
 	run_unconfined "$agent"
 	for f in "$T_TMP/$agent"-*/record/requests.ndjson; do
 		echo "# $agent: requests seen by the model server ($(basename "$(dirname "$(dirname "$f")")")):"
-		jq -c 'if .unparsed then . else [.method, .path, .host, .api, .shell_tool, .answer] end' "$f" 2>/dev/null | sed 's/^/#   /'
+		jq -c '[.method, .path, .host, .api, .shell_tool, .answer, .unparsed]' "$f" | sed 's/^/#   /'
 	done
 done

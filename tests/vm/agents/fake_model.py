@@ -17,11 +17,13 @@ plain text "done", which ends the conversation. Requests without a shell tool (t
 summaries, quota checks) get a short text answer. Each request is logged, one JSON line, to
 RECORD_DIR/requests.ndjson. Prints "ready" once listening.
 """
+import gzip
 import json
 import os
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOST, PORT, STEPS_FILE, RECORD = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -153,9 +155,15 @@ class Handler(BaseHTTPRequestHandler):
             body = self.read_chunked()
         else:
             body = self.rfile.read(n)
+        enc = self.headers.get("Content-Encoding", "").lower()
         try:
+            # Claude Code gzips its request bodies when it talks to the API directly.
+            if enc in ("gzip", "x-gzip"):
+                body = gzip.decompress(body)
+            elif enc == "deflate":
+                body = zlib.decompress(body)
             req = json.loads(body or b"{}")
-        except ValueError:
+        except (ValueError, OSError, EOFError, zlib.error):
             req = None
         path = self.path.split("?")[0].rstrip("/")
         if isinstance(req, dict) and path.endswith("/messages"):
