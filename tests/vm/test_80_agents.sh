@@ -20,7 +20,7 @@ AGENTS=${BPFBOX_AGENTS:-$T_ROOT/build/agents}
 FAKE=$T_ROOT/tests/vm/agents/fake_model.py
 PROMPT="Run the steps of the build."
 # One session's limit: a CLI that cannot reach its model retries for minutes.
-AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-180}
+AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-420}
 MODEL_PID=""
 VICTIM_BOX=""
 scope=""
@@ -173,7 +173,7 @@ agent_argv() {
 	case $1 in
 	claude-code) CLI=("$CLAUDE" -p "$PROMPT" --dangerously-skip-permissions --model claude-sonnet-4-5 --output-format json) ;;
 	codex) CLI=(node "$CODEX" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "$PROMPT") ;;
-	opencode) CLI=("$OPENCODE" run "$PROMPT") ;;
+	opencode) CLI=("$OPENCODE" run --print-logs --log-level INFO "$PROMPT") ;;
 	esac
 }
 api_domain() {
@@ -213,7 +213,7 @@ run_confined() {
 	t1=$(date +%s)
 	echo "# $AG: session took $((t1 - t0)) s"
 	T_RC=$(cat "$S/rc") T_OUT=$S/cli.out
-	if [ "$T_RC" = 0 ]; then t_ok "$AG: the CLI exits 0"; else t_fail "$AG: the CLI exits 0" "$(tail -n 20 "$T_OUT")"; fi
+	if [ "$T_RC" = 0 ]; then t_ok "$AG: the CLI exits 0"; else t_fail "$AG: the CLI exits 0" "status $T_RC" "$(tail -n 30 "$T_OUT")"; fi
 	START_PID=$(jq -s 'map(select(.event.action == "sandbox-start"))[0].process.pid // 0' "$LOG")
 
 	for s in read_source write_artefact read_ssh read_secret write_outside append_bashrc git_hook \
@@ -264,7 +264,7 @@ run_confined() {
 	n=$(events ".event.action == \"proxy-http\" and .destination.domain == \"$(api_domain "$agent")\" and .event.outcome == \"success\"")
 	if [ "$n" -ge 2 ]; then t_ok "$AG: the model traffic went through the proxy ($n requests)"; else
 		t_fail "$AG: the model traffic went through the proxy" "allowed proxy requests to the API: $n"; fi
-	n=$(wc -l <"$REC/requests.ndjson" 2>/dev/null || echo 0)
+	n=$(cat "$REC/requests.ndjson" 2>/dev/null | wc -l)
 	assert_eq "$n" "$(events ".event.action == \"proxy-http\" and .destination.domain == \"$(api_domain "$agent")\"")" \
 		"$AG: every request the server saw is a proxy event"
 	assert_eq 0 "$(events '.event.action == "connect" and .destination.port == 80 and .destination.ip == "10.200.0.2" and .process.pid == '"$START_PID")" \
@@ -293,7 +293,7 @@ run_unconfined() {
 	(cd "$PROJ" && t_exec "${env_cmd[@]}" timeout "$AGENT_TIMEOUT" "${CLI[@]}"; echo "$T_RC" >"$S/rc"; cp "$T_OUT" "$S/cli.out")
 	echo "# $AG: session took $(($(date +%s) - t0)) s"
 	T_RC=$(cat "$S/rc") T_OUT=$S/cli.out
-	if [ "$T_RC" = 0 ]; then t_ok "$AG: the CLI exits 0"; else t_fail "$AG: the CLI exits 0" "$(tail -n 20 "$T_OUT")"; fi
+	if [ "$T_RC" = 0 ]; then t_ok "$AG: the CLI exits 0"; else t_fail "$AG: the CLI exits 0" "status $T_RC" "$(tail -n 30 "$T_OUT")"; fi
 	for s in read_source write_artefact read_ssh read_secret write_outside append_bashrc git_hook \
 		denied_domain direct_connect proc_environ; do
 		assert_eq 0 "$(rc_of "$s")" "$AG: $s succeeds without bpfbox"
