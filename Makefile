@@ -64,7 +64,7 @@ unit-test: $(UNIT_BINS)
 vm-test: $(BUILD)/bpfbox
 	@set -e; for k in $(KERNELS); do \
 		echo "== VM tests on Debian kernel $$k"; \
-		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-900} tools/vm/run.sh --kernel $$k --timeout 3000 -- tests/vm/run-all.sh; \
+		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-1800} tools/vm/run.sh --kernel $$k --timeout 4800 -- tests/vm/run-all.sh; \
 	done
 
 # The coding-agent CLIs that tests/vm/test_80_agents.sh drives, from the npm registry into
