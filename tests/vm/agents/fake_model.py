@@ -124,6 +124,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        # Chunked, as the real APIs answer: a close-delimited body through a proxy is not
+        # something every client waits for.
+        self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
@@ -133,7 +136,12 @@ class Handler(BaseHTTPRequestHandler):
         if event:
             out += "event: %s\n" % event
         out += "data: %s\n\n" % (data if isinstance(data, str) else json.dumps(data))
-        self.wfile.write(out.encode())
+        out = out.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(out), out))
+        self.wfile.flush()
+
+    def end_sse(self):
+        self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def do_GET(self):
@@ -251,6 +259,7 @@ class Handler(BaseHTTPRequestHandler):
                                    "delta": {"stop_reason": stop, "stop_sequence": None},
                                    "usage": {"output_tokens": 10}})
         self.sse("message_stop", {"type": "message_stop"})
+        self.end_sse()
 
     # OpenAI Responses API.
     def openai_responses(self, req, body):
@@ -310,6 +319,7 @@ class Handler(BaseHTTPRequestHandler):
                                                              "arguments": item["arguments"]})
             ev("response.output_item.done", {"output_index": idx, "item": item})
         ev("response.completed", {"response": resp})
+        self.end_sse()
 
     # OpenAI Chat Completions.
     def chat(self, req, body):
@@ -353,6 +363,7 @@ class Handler(BaseHTTPRequestHandler):
         self.sse(None, dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": finish}]))
         self.sse(None, dict(base, choices=[], usage=usage))
         self.sse(None, "[DONE]")
+        self.end_sse()
 
 
 def main():
