@@ -27,6 +27,8 @@
 #include "sandbox/sandbox_env.h"
 #include "sandbox/sandbox_gc.h"
 #include "sandbox/sandbox_maps.h"
+#include "sandbox/sandbox_dns.h"
+#include "sandbox/sandbox_learned.h"
 #include "sandbox/sandbox_proxy.h"
 #include "sandbox/supervise.h"
 
@@ -58,6 +60,9 @@ struct exec_run {
 	struct kevent_ctx kctx;
 	struct sandbox_proxy proxy;
 	bool proxy_started;
+	struct sandbox_dns dns;
+	bool dns_started;
+	struct sandbox_learned learned; /* transparent: the addresses learned for allowed names */
 	unsigned http_port; /* where the proxy variables point: ours or the policy's external proxies */
 	unsigned socks_port;
 	struct launch launch;
@@ -461,6 +466,9 @@ static void exec_teardown(struct exec_run *r)
 	}
 	if (r->proxy_started)
 		sandbox_proxy_stop(&r->proxy);
+	if (r->dns_started)
+		sandbox_dns_stop(&r->dns);
+	sandbox_learned_free(&r->learned);
 	if (r->maps_added)
 		sandbox_maps_remove(r->bpf, r->cg.id);
 	if (r->ringbuf_fd >= 0)
@@ -520,19 +528,39 @@ static int start_proxies(struct exec_run *r, struct errmsg *em)
 	const struct policy *p = r->policy;
 	int err;
 
-	if (!p->http_proxy_port || !p->socks_proxy_port) {
-		err = sandbox_proxy_start(&r->proxy, p, r->log, em);
+	bool transparent = !p->transparent_off;
+
+	/*
+	 * bpfbox.network.transparent: the sandbox's DNS (port 53 goes to it in
+	 * the kernel) teaches the kernel the addresses of allowed names, and TCP
+	 * to those goes to our proxy's transparent listener. It needs our proxy.
+	 */
+	if (transparent) {
+		err = sandbox_learned_init(&r->learned, p, r->bpf, r->cg.id);
+		if (err)
+			return errmsg_set(em, err, "the learned address table");
+		sandbox_learned_at_launch(&r->learned, "/etc/hosts");
+	}
+	if (!p->http_proxy_port || !p->socks_proxy_port || transparent) {
+		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL, em);
 		if (err)
 			return err;
 		r->proxy_started = true;
 	}
 	r->http_port = p->http_proxy_port ? (unsigned)p->http_proxy_port : r->proxy.port;
 	r->socks_port = p->socks_proxy_port ? (unsigned)p->socks_proxy_port : r->proxy.port;
+	if (transparent) {
+		err = sandbox_dns_start(&r->dns, p, r->log, &r->learned, em);
+		if (err)
+			return err;
+		r->dns_started = true;
+	}
 	return 0;
 }
 
 static int exec_setup(struct exec_run *r, char *self_exe)
 {
+	struct sandbox_ports ports;
 	struct launch_spec ls = { 0 };
 	struct cgroup_limits lim;
 	struct env_extra x = { 0 };
@@ -615,13 +643,20 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (err)
 		return setup_failed(r, "launch", &em), err;
 	r->launched = true;
+	ports = (struct sandbox_ports){
+		.proxy = r->http_port,
+		.socks = r->socks_port != r->http_port ? r->socks_port : 0,
+		.dns4 = r->dns.port4,
+		.dns6 = r->dns.port6,
+		.transparent4 = r->proxy.tport4,
+		.transparent6 = r->proxy.tport6,
+	};
 	err = launch_wait_resolved(&r->launch, &em);
 	if (!err)
 		err = sandbox_maps_load_rules(r->bpf, r->cg.id, r->specs, r->launch.results, r->n_specs, rule_note, r,
 					      &em);
 	if (!err)
-		err = sandbox_maps_enforce(r->bpf, r->cg.id, r->http_port,
-					   r->socks_port != r->http_port ? r->socks_port : 0, &em);
+		err = sandbox_maps_enforce(r->bpf, r->cg.id, &ports, &em);
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	/* Now with the command's pid, for bpfbox ps. */

@@ -143,7 +143,7 @@ static void show_net(struct out *o, const struct policy *p, cJSON *root)
 
 static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 {
-	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log;
+	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log, *net;
 
 	cred = add(o, root, "credentials", cJSON_CreateObject());
 	ev = cred ? add(o, cred, "envVars", cJSON_CreateArray()) : NULL;
@@ -183,6 +183,9 @@ static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 		add_str(o, log, "file", p->log_file);
 		add_str(o, log, "format", p->log_format == POLICY_LOG_JSON ? "json" : "text");
 	}
+	net = add(o, bb, "network", cJSON_CreateObject());
+	if (net)
+		add_bool(o, net, "transparent", !p->transparent_off);
 }
 
 char *policy_to_json(const struct policy *p)

@@ -24,6 +24,11 @@ enum net_prog {
 	NET_BIND6,
 	NET_POST_BIND4,
 	NET_POST_BIND6,
+	NET_RECVMSG4,
+	NET_RECVMSG6,
+	NET_GETPEERNAME4,
+	NET_GETPEERNAME6,
+	NET_SOCKOPS,
 	NET_PROG_COUNT,
 };
 
@@ -39,6 +44,8 @@ struct bpf_state_maps {
 	int rate_limit;
 	int sock_owner;
 	int unix_names;
+	int learned;
+	int tconns;
 };
 
 struct bpf_state {
