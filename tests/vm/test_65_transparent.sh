@@ -18,6 +18,7 @@
 
 restore_resolv() {
 	[ -f "$T_TMP/resolv.conf.saved" ] && cp "$T_TMP/resolv.conf.saved" /etc/resolv.conf
+	[ -f "$T_TMP/hosts.saved" ] && cp "$T_TMP/hosts.saved" /etc/hosts
 	return 0
 }
 trap 'rc=$?; restore_resolv; net_cleanup; (exit $rc); t_summary' EXIT
@@ -73,6 +74,9 @@ assert_succeeds "HTTP and HTTPS on two addresses, HTTP on IPv6, an ssh-style ech
 	https fd00:200::2 443 "$T_TMP/www" "$T_TMP/tls/server.pem" "$T_TMP/tls/server.key" , echo 10.200.0.2 22
 cp /etc/resolv.conf "$T_TMP/resolv.conf.saved" 2>/dev/null || : >"$T_TMP/resolv.conf.saved"
 echo "nameserver 10.200.0.2" >/etc/resolv.conf
+# /etc/hosts is learned at launch: only what this file puts there (earlier tests leave names behind).
+cp /etc/hosts "$T_TMP/hosts.saved"
+printf '127.0.0.1 localhost\n::1 localhost\n10.200.0.3 hosts.wild.test\n' >/etc/hosts
 upstream_asked() { grep -q "query\[[A-Z]*\] $1 from" "$DNSLOG"; }
 
 # The system resolver (glibc) inside the sandbox, unaware of any of this.
@@ -173,6 +177,11 @@ if ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
 	assert_event "as a transparent event to the IPv6 address" \
 		'.event.action == "proxy-transparent" and .destination.ip == "fd00:200::2" and .event.outcome == "success"'
 fi
+
+assert_succeeds "a name /etc/hosts gives is learned at launch, no DNS asked" \
+	box curl -sS --max-time 20 --noproxy '*' http://hosts.wild.test/hello.txt
+assert_contains "$T_OUT" '^hello-other$'
+assert_fails "the upstream was not asked for it" upstream_asked hosts.wild.test
 
 # Hostile clients.
 assert_fails "an allowed TLS name pinned to another learned address is closed" \
