@@ -116,6 +116,34 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sock_owner SEC(".maps");
 
+/* Addresses a sandbox learned for allowed names (user space writes, connect reads). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_LEARNED);
+	__type(key, struct bb_learned_key);
+	__type(value, struct bb_learned);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} learned SEC(".maps");
+
+/* Redirected connections waiting for the proxy's accept; LRU: one the proxy never takes ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BB_MAX_TCONNS);
+	__type(key, struct bb_tconn_key);
+	__type(value, struct bb_tconn);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} tconns SEC(".maps");
+
+/* Original destinations of sockets the kernel redirected (struct bb_redirect); they go with the socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bb_redirect);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sock_redirect SEC(".maps");
+
 /* Abstract Unix socket names a sandbox may reach (allowUnixSockets "@name"). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

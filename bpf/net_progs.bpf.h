@@ -95,6 +95,66 @@ static __always_inline bool v6_loopback(const __u32 *ip6)
 	return ip6[0] == 0 && ip6[1] == 0 && ip6[2] == 0 && ip6[3] == bpf_htonl(1);
 }
 
+#define DNS_PORT 53
+#define IPPROTO_TCP_ 6
+#define IPPROTO_UDP_ 17
+
+/* DNS is redirected over TCP and UDP only (not SCTP, not UDP-Lite). */
+static __always_inline bool dns_transport(__u32 type, __u32 proto)
+{
+	return (type == SOCK_STREAM && proto == IPPROTO_TCP_) || (type == SOCK_DGRAM && proto == IPPROTO_UDP_);
+}
+
+/*
+ * Keeps with the socket where it wanted to go and where it was sent, so that
+ * recvmsg and getpeername can show the original. False when it cannot be
+ * kept: the caller refuses rather than redirect without a way back.
+ */
+static __always_inline bool remember_redirect(struct bpf_sock *sk, __u64 sb_id, __u32 kind, __u32 family,
+					      const __u32 *orig, __u32 orig_port, const __u32 *via, __u32 via_port)
+{
+	struct bb_redirect *r;
+
+	if (!sk)
+		return false;
+	r = bpf_sk_storage_get(&sock_redirect, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!r)
+		return false;
+	__builtin_memcpy(r->orig_addr, orig, 16);
+	__builtin_memcpy(r->via_addr, via, 16);
+	r->sandbox = sb_id;
+	r->orig_port = orig_port;
+	r->via_port = via_port;
+	r->family = family;
+	r->kind = kind;
+	return true;
+}
+
+/*
+ * Did the sandbox learn this address (for a name its policy allows), on a
+ * port that name's rules allow? Expired entries count as never learned.
+ */
+static __always_inline bool learned_allows(__u64 sb_id, bool is_v4, const __u32 *ip6, __u32 raw_ip4, __u32 port)
+{
+	struct bb_learned_key key = {};
+	struct bb_learned *l;
+
+	key.sandbox = sb_id;
+	if (is_v4) {
+		key.family = AF_INET;
+		__builtin_memcpy(key.addr, &raw_ip4, 4);
+	} else {
+		key.family = AF_INET6;
+		__builtin_memcpy(key.addr, ip6, 16);
+	}
+	l = bpf_map_lookup_elem(&learned, &key);
+	if (!l)
+		return false;
+	if (l->expires_ns && l->expires_ns < bpf_ktime_get_ns())
+		return false;
+	return !l->port || l->port == port;
+}
+
 /* Where may this sandbox send to? Only its proxies, or loopback sockets it bound itself. */
 static __always_inline bool destination_allowed(struct bpf_sock_addr *ctx, struct bb_sandbox *sb, __u64 sb_id,
 						const __u32 *ip6, __u32 ip4, bool is_v4, bool v6_lo, __u32 port,
@@ -114,20 +174,41 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 	/* Every context field is read once, up front: the verifier refuses reads through a moved ctx pointer. */
 	__u32 raw_ip = ctx->user_ip4, raw_port = ctx->user_port, type = ctx->type, proto = ctx->protocol;
 	__u32 addr[4] = { raw_ip }, ip4 = bpf_ntohl(raw_ip), port = bpf_ntohs(raw_port);
+	struct bpf_sock *sk = ctx->sk;
 	struct bb_sandbox *sb;
 	__u64 id;
 
 	sb = current_sandbox(&id);
 	if (!sb)
 		return CGROUP_DENY; /* only sandbox cgroups carry this program: fail closed */
+	if (port == DNS_PORT && sb->dns_port4 && dns_transport(type, proto)) {
+		__u32 via[4] = { bpf_htonl(LOOPBACK4) };
+
+		if (!remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET, addr, port, via, sb->dns_port4))
+			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
+		ctx->user_ip4 = via[0];
+		ctx->user_port = bpf_htons(sb->dns_port4);
+		return CGROUP_ALLOW;
+	}
 	if (destination_allowed(ctx, sb, id, addr, ip4, true, false, port, type))
 		return CGROUP_ALLOW;
+	if (op == BB_OP_CONNECT && sb->tport4 && type == SOCK_STREAM && proto == IPPROTO_TCP_ &&
+	    learned_allows(id, true, addr, raw_ip, port)) {
+		__u32 via[4] = { bpf_htonl(LOOPBACK4) };
+
+		if (!remember_redirect(sk, id, BB_REDIRECT_TRANSPARENT, AF_INET, addr, port, via, sb->tport4))
+			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
+		ctx->user_ip4 = via[0];
+		ctx->user_port = bpf_htons(sb->tport4);
+		return CGROUP_ALLOW;
+	}
 	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
 }
 
 static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 {
 	__u32 ip6[4], raw_port = ctx->user_port, type = ctx->type, proto = ctx->protocol, port;
+	struct bpf_sock *sk = ctx->sk;
 	struct bb_sandbox *sb;
 	bool mapped;
 	__u64 id;
@@ -141,9 +222,37 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 	if (!sb)
 		return CGROUP_DENY;
 	mapped = v4_mapped(ip6);
+	if (port == DNS_PORT && dns_transport(type, proto) && (mapped ? sb->dns_port4 : sb->dns_port6)) {
+		/* An IPv4-mapped server is reached at ::ffff:127.0.0.1, any other at ::1. */
+		__u32 via[4] = { 0, 0, mapped ? bpf_htonl(0xffff) : 0, bpf_htonl(mapped ? LOOPBACK4 : 1) };
+		__u32 via_port = mapped ? sb->dns_port4 : sb->dns_port6;
+
+		if (!remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET6, ip6, port, via, via_port))
+			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
+		ctx->user_ip6[0] = via[0];
+		ctx->user_ip6[1] = via[1];
+		ctx->user_ip6[2] = via[2];
+		ctx->user_ip6[3] = via[3];
+		ctx->user_port = bpf_htons(via_port);
+		return CGROUP_ALLOW;
+	}
 	if (destination_allowed(ctx, sb, id, ip6, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6), port,
 				type))
 		return CGROUP_ALLOW;
+	if (op == BB_OP_CONNECT && type == SOCK_STREAM && proto == IPPROTO_TCP_ && (mapped ? sb->tport4 : sb->tport6) &&
+	    learned_allows(id, mapped, ip6, ip6[3], port)) {
+		__u32 via[4] = { 0, 0, mapped ? bpf_htonl(0xffff) : 0, bpf_htonl(mapped ? LOOPBACK4 : 1) };
+		__u32 via_port = mapped ? sb->tport4 : sb->tport6;
+
+		if (!remember_redirect(sk, id, BB_REDIRECT_TRANSPARENT, AF_INET6, ip6, port, via, via_port))
+			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
+		ctx->user_ip6[0] = via[0];
+		ctx->user_ip6[1] = via[1];
+		ctx->user_ip6[2] = via[2];
+		ctx->user_ip6[3] = via[3];
+		ctx->user_port = bpf_htons(via_port);
+		return CGROUP_ALLOW;
+	}
 	return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
 }
 
@@ -169,6 +278,129 @@ SEC("cgroup/sendmsg6")
 int bb_sendmsg6(struct bpf_sock_addr *ctx)
 {
 	return sock_addr6(ctx, BB_OP_SENDMSG);
+}
+
+/*
+ * A redirected socket's peer shows as the address the application asked for:
+ * glibc and musl drop an answer whose source is not the server they asked.
+ * These programs only rewrite, never refuse (recvmsg and getpeername must return 1).
+ */
+static __always_inline int restore_peer4(struct bpf_sock_addr *ctx)
+{
+	__u32 ip = ctx->user_ip4, port = ctx->user_port;
+	struct bpf_sock *sk = ctx->sk;
+	struct bb_redirect *r;
+
+	if (!sk)
+		return 1;
+	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
+	if (!r || r->family != AF_INET || ip != r->via_addr[0] || bpf_ntohs(port) != r->via_port)
+		return 1;
+	ctx->user_ip4 = r->orig_addr[0];
+	ctx->user_port = bpf_htons(r->orig_port);
+	return 1;
+}
+
+static __always_inline int restore_peer6(struct bpf_sock_addr *ctx)
+{
+	__u32 ip6[4], port = ctx->user_port;
+	struct bpf_sock *sk = ctx->sk;
+	struct bb_redirect *r;
+
+	ip6[0] = ctx->user_ip6[0];
+	ip6[1] = ctx->user_ip6[1];
+	ip6[2] = ctx->user_ip6[2];
+	ip6[3] = ctx->user_ip6[3];
+	if (!sk)
+		return 1;
+	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
+	if (!r || r->family != AF_INET6 || bpf_ntohs(port) != r->via_port || ip6[0] != r->via_addr[0] ||
+	    ip6[1] != r->via_addr[1] || ip6[2] != r->via_addr[2] || ip6[3] != r->via_addr[3])
+		return 1;
+	ctx->user_ip6[0] = r->orig_addr[0];
+	ctx->user_ip6[1] = r->orig_addr[1];
+	ctx->user_ip6[2] = r->orig_addr[2];
+	ctx->user_ip6[3] = r->orig_addr[3];
+	ctx->user_port = bpf_htons(r->orig_port);
+	return 1;
+}
+
+SEC("cgroup/recvmsg4")
+int bb_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	return restore_peer4(ctx);
+}
+
+SEC("cgroup/recvmsg6")
+int bb_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	return restore_peer6(ctx);
+}
+
+SEC("cgroup/getpeername4")
+int bb_getpeername4(struct bpf_sock_addr *ctx)
+{
+	return restore_peer4(ctx);
+}
+
+SEC("cgroup/getpeername6")
+int bb_getpeername6(struct bpf_sock_addr *ctx)
+{
+	return restore_peer6(ctx);
+}
+
+/*
+ * A redirected TCP connection is established: file its original destination
+ * under the client's address and port, where the proxy finds it after
+ * accept. Runs in whatever context the handshake completes in, so the
+ * socket's own storage says which sandbox it belongs to.
+ */
+SEC("sockops")
+int bb_sockops(struct bpf_sock_ops *skops)
+{
+	struct bb_tconn_key key = {};
+	struct bb_tconn v = {};
+	struct bb_redirect *r;
+	struct bpf_sock *sk;
+	__u32 family;
+
+	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB)
+		return 1;
+	sk = skops->sk;
+	if (!sk)
+		return 1;
+	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
+	if (!r || r->kind != BB_REDIRECT_TRANSPARENT)
+		return 1;
+	family = skops->family;
+	key.family = family;
+	if (family == AF_INET) {
+		__u32 ip = skops->local_ip4;
+
+		__builtin_memcpy(key.addr, &ip, 4);
+	} else {
+		__u32 ip6[4];
+
+		ip6[0] = skops->local_ip6[0];
+		ip6[1] = skops->local_ip6[1];
+		ip6[2] = skops->local_ip6[2];
+		ip6[3] = skops->local_ip6[3];
+		if (v4_mapped(ip6)) {
+			/* An IPv6 socket sent to ::ffff:127.0.0.1: the proxy accepts it as IPv4. */
+			key.family = AF_INET;
+			__builtin_memcpy(key.addr, &ip6[3], 4);
+		} else {
+			__builtin_memcpy(key.addr, ip6, 16);
+		}
+	}
+	key.port = skops->local_port;
+	key.listener = r->via_port;
+	v.sandbox = r->sandbox;
+	__builtin_memcpy(v.orig_addr, r->orig_addr, 16);
+	v.orig_port = r->orig_port;
+	v.family = r->family;
+	bpf_map_update_elem(&tconns, &key, &v, BPF_ANY);
+	return 1;
 }
 
 /* Binding: port 0 (a client's ephemeral port) always; a fixed port only on loopback with allowLocalBinding. */

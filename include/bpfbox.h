@@ -58,9 +58,73 @@ struct bb_sandbox {
 	bb_u32 proxy_port; /* host byte order; 0 = no proxy */
 	bb_u32 socks_port; /* an external SOCKS proxy's port; 0 = none */
 	bb_u32 ring_slot; /* the sandbox's ring buffer in sandbox_events */
+	/* The sandbox's DNS resolver (host byte order; 0 = none): port 53 is sent there. */
+	bb_u16 dns_port4; /* UDP and TCP on 127.0.0.1 */
+	bb_u16 dns_port6; /* UDP and TCP on ::1 */
+	/* The proxy's transparent listeners (0 = none): TCP to a learned address goes there. */
+	bb_u16 tport4; /* on 127.0.0.1 */
+	bb_u16 tport6; /* on ::1 */
 	bb_u32 pad;
 	bb_u64 lost; /* events dropped because the ring buffer was full */
 	bb_u64 denied; /* refusals counted in the kernel */
+};
+
+/*
+ * Where a sandbox socket really wanted to go, kept with the socket when the
+ * kernel sent it elsewhere (DNS to the sandbox's resolver, TCP to a learned
+ * address to the proxy's transparent listener): recvmsg and getpeername
+ * show the application the address it asked for.
+ */
+#define BB_REDIRECT_DNS 1
+#define BB_REDIRECT_TRANSPARENT 2
+struct bb_redirect {
+	bb_u64 sandbox;
+	bb_u32 orig_addr[4]; /* IPv4 in [0]; IPv6 sockets keep all 16 bytes, mapped or not */
+	bb_u32 via_addr[4]; /* where the kernel sent it, same layout */
+	bb_u16 orig_port; /* host byte order */
+	bb_u16 via_port;
+	bb_u16 family; /* the socket's family */
+	bb_u16 kind; /* BB_REDIRECT_* */
+};
+
+/*
+ * An address the sandbox's DNS answered for an allowed name (or that the
+ * policy or /etc/hosts gave at launch): TCP connects to it go to the proxy.
+ * IPv4 (and IPv4-mapped IPv6) as family AF_INET in addr[0..3].
+ */
+#define BB_MAX_LEARNED 65536
+struct bb_learned_key {
+	bb_u64 sandbox;
+	bb_u8 addr[16];
+	bb_u32 family;
+	bb_u32 pad;
+};
+
+struct bb_learned {
+	bb_u64 expires_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns); 0 = while the sandbox lives */
+	bb_u32 port; /* the only port the names' rules allow; 0 = any */
+	bb_u32 pad;
+};
+
+/*
+ * A redirected TCP connection as the proxy accepts it: the client's address
+ * and port and the listener's port, filled when the connection is
+ * established (sock_ops), taken by the proxy after accept.
+ */
+#define BB_MAX_TCONNS 16384
+struct bb_tconn_key {
+	bb_u8 addr[16]; /* the client's own address: 127.0.0.1 in [0..3], or ::1 / ::ffff:127.0.0.1 */
+	bb_u32 family; /* of the client's socket */
+	bb_u16 port; /* the client's port, host byte order */
+	bb_u16 listener; /* the transparent listener's port */
+};
+
+struct bb_tconn {
+	bb_u64 sandbox;
+	bb_u8 orig_addr[16]; /* same layout as bb_redirect */
+	bb_u16 orig_port;
+	bb_u16 family;
+	bb_u32 pad;
 };
 
 /* Result of the in-kernel path resolution, one slot per sandbox. */

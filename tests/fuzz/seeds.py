@@ -62,7 +62,7 @@ def byte_arrays(*files):
 
 
 def seeds():
-    s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log")}
+    s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -94,7 +94,40 @@ def seeds():
     for lit in literals("test_log_format.c", "test_log.c"):
         if lit:
             s["log"].add(lit)
+    for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
+        s["parsers"].add(dns_query(name, 1))
+        s["parsers"].add(dns_query(name, 28))
+        s["parsers"].add(dns_answer(name))
+        s["parsers"].add(client_hello(name))
     return s
+
+
+def dns_name(name):
+    return b"".join(bytes([len(p)]) + p for p in name.split(b".")) + b"\0"
+
+
+def dns_query(name, qtype):
+    return b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00" + dns_name(name) + \
+        qtype.to_bytes(2, "big") + b"\x00\x01"
+
+
+def dns_answer(name):
+    """A response with a CNAME to a second name and that name's A record (compression pointers)."""
+    q = dns_name(name) + b"\x00\x01\x00\x01"
+    cname = b"\x03cdn" + b"\xc0\x0c"
+    return (b"\x12\x34\x81\x80\x00\x01\x00\x02\x00\x00\x00\x00" + q +
+            b"\xc0\x0c\x00\x05\x00\x01\x00\x00\x01\x2c" + len(cname).to_bytes(2, "big") + cname +
+            b"\xc0" + bytes([12 + len(q)]) + b"\x00\x01\x00\x01\x00\x00\x01\x2c\x00\x04\x7f\x00\x00\x01")
+
+
+def client_hello(name):
+    """A minimal TLS 1.3 ClientHello record with one server_name."""
+    sni = b"\x00" + len(name).to_bytes(2, "big") + name
+    ext = b"\x00\x00" + (len(sni) + 2).to_bytes(2, "big") + len(sni).to_bytes(2, "big") + sni
+    body = (b"\x03\x03" + bytes(32) + b"\x00" + b"\x00\x02\x13\x01" + b"\x01\x00" +
+            len(ext).to_bytes(2, "big") + ext)
+    hs = b"\x01" + len(body).to_bytes(3, "big") + body
+    return b"\x16\x03\x01" + len(hs).to_bytes(2, "big") + hs
 
 
 def main():

@@ -359,6 +359,24 @@ static void flag_body(char **out, const char *key, bool v)
 	assert_true(n > 0);
 }
 
+/* bpfbox.network.transparent: on only if neither turns it off; what is on by default is no cut. */
+static void test_transparent(void **state)
+{
+	static const char *const on = BASE;
+	static const char *const off = BASE ", \"bpfbox\": {\"network\": {\"transparent\": false}}";
+
+	for (int a = 0; a < 2; a++) {
+		for (int c = 0; c < 2; c++) {
+			struct run r;
+
+			apply(&r, a ? on : off, c ? on : off);
+			assert_int_equal(!r.eff->transparent_off, a && c);
+			assert_int_equal(r.cuts.n, 0);
+			done(&r);
+		}
+	}
+}
+
 static void test_flag_rows(void **state)
 {
 	static const char *const keys[] = { "filesystem.allowGitConfig", "network.allowLocalBinding",
@@ -1487,6 +1505,7 @@ int main(void)
 		cmocka_unit_test(test_layers_kept_apart),
 		cmocka_unit_test(test_fs_disabled),
 		cmocka_unit_test(test_flag_rows),
+		cmocka_unit_test(test_transparent),
 		cmocka_unit_test(test_git_config_mandatory),
 		cmocka_unit_test(test_domain_rows),
 		cmocka_unit_test(test_pattern_intersection),

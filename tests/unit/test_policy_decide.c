@@ -302,6 +302,33 @@ static void test_deny_all(void **state)
 	policy_free(p);
 }
 
+/* The sandbox's DNS: a name is answered when allowed on some port and not denied on every port. */
+static void test_names_for_dns(void **state)
+{
+	struct policy *p = load("{\"allowedDomains\": [\"github.com\", \"*.example.org\", \"db.test:5432\","
+				" \"db.test:5433\", \"ssh.test:22\", \"10.0.0.5\"],"
+				" \"deniedDomains\": [\"bad.example.org\", \"github.com:22\"]}",
+				"{\"denyRead\": [], \"allowWrite\": [], \"denyWrite\": []}", NULL);
+	const char *rule = NULL;
+
+	assert_int_equal(policy_decide_name(p, "GitHub.com.", &rule, NULL), NET_ALLOW);
+	assert_string_equal(rule, "allowedDomains:github.com");
+	assert_int_equal(policy_decide_name(p, "a.example.org", &rule, NULL), NET_ALLOW);
+	assert_int_equal(policy_decide_name(p, "example.org", &rule, NULL), NET_DENY_NOT_ALLOWED);
+	assert_string_equal(rule, "default:network");
+	assert_int_equal(policy_decide_name(p, "bad.example.org", &rule, NULL), NET_DENY_DENIED);
+	assert_string_equal(rule, "deniedDomains:bad.example.org");
+	assert_int_equal(policy_decide_name(p, "db.test", NULL, NULL), NET_ALLOW);
+	assert_int_equal(policy_decide_name(p, "10.0.0.5", NULL, NULL), NET_DENY_MALFORMED);
+	assert_int_equal(policy_decide_name(p, "a b", NULL, NULL), NET_DENY_MALFORMED);
+	/* The kernel's port filter: one port, or any. */
+	assert_int_equal(policy_name_port(p, "ssh.test"), 22);
+	assert_int_equal(policy_name_port(p, "db.test"), 0);
+	assert_int_equal(policy_name_port(p, "github.com"), 0);
+	assert_int_equal(policy_name_port(p, "10.0.0.5"), 0);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_git_worktree_pointer),
 		cmocka_unit_test(test_network_order),
 		cmocka_unit_test(test_deny_all),
+		cmocka_unit_test(test_names_for_dns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

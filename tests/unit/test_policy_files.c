@@ -447,6 +447,8 @@ static void test_cmd_explain(void **state)
 	r = run("explain", f, "GitHub.com", NULL, NULL);
 	assert_int_equal(r.status, 0);
 	has(r.out, "connect GitHub.com port 443: allowed by allowedDomains:github.com");
+	has(r.out, "sandbox DNS: github.com is answered (allowedDomains:github.com)");
+	has(r.out, "requires TLS server_name or HTTP Host github.com");
 	run_free(&r);
 
 	r = run("explain", f, "[::1]:8080", NULL, NULL);

@@ -31,7 +31,7 @@
 #define MAX_EVENTS 256
 
 struct ev_copy {
-	char protocol[16], method[24], host[64], rule[64], reason[64], error[160];
+	char protocol[16], method[24], host[64], rule[64], reason[64], error[160], kind[8], orig[64];
 	unsigned port;
 	bool allowed;
 	int status;
@@ -58,6 +58,7 @@ struct fixture {
 	pthread_mutex_t lock;
 	struct ev_copy ev[MAX_EVENTS];
 	size_t nev;
+	bool no_orig;
 };
 
 /* ---- upstream: echo for tunnels, a minimal HTTP server for requests ---- */
@@ -260,6 +261,8 @@ static void on_event(void *ctx, const struct proxy_event *e)
 		copy(c->rule, sizeof(c->rule), e->rule);
 		copy(c->reason, sizeof(c->reason), e->reason);
 		copy(c->error, sizeof(c->error), e->error);
+		copy(c->kind, sizeof(c->kind), e->transparent);
+		copy(c->orig, sizeof(c->orig), e->orig_addr);
 		c->port = e->port;
 		c->allowed = e->allowed;
 		c->status = e->status;
@@ -269,9 +272,36 @@ static void on_event(void *ctx, const struct proxy_event *e)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* Transparent: every redirected connection was going to the test upstream. */
+static int t_orig_dst(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
+		      struct sockaddr_storage *orig)
+{
+	struct fixture *f = ctx;
+	struct sockaddr_in *s = (struct sockaddr_in *)orig;
+
+	if (f->no_orig)
+		return -ENOENT;
+	memset(orig, 0, sizeof(*orig));
+	s->sin_family = AF_INET;
+	s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s->sin_port = htons(f->up.port);
+	return 0;
+}
+
+/* The upstream's address was "learned" for allowed.test only; no name is allowed too. */
+static void t_decide(void *ctx, const char *name, const struct sockaddr_storage *orig, struct proxy_decision *out)
+{
+	out->allow = !name || !strcmp(name, "allowed.test");
+	out->rule = out->allow ? "allowedDomains:allowed.test" : "transparent:not-learned";
+	out->reason = NULL;
+}
+
+static const struct proxy_transparent t_cfg = { .orig_dst = t_orig_dst, .decide = t_decide, .sniff_ms = 200 };
+
 static int start_proxy(struct fixture *f, unsigned idle_ms, unsigned max_clients)
 {
 	struct proxy_config cfg = {
+		.transparent = &t_cfg,
 		.decide = decide,
 		.on_event = on_event,
 		.ctx = f,
@@ -1063,6 +1093,151 @@ static void test_evict_waiting(void **state)
 		close(fds[i]);
 }
 
+/* ---- transparent: connections the kernel redirected ---- */
+
+static int t_client(struct fixture *f)
+{
+	unsigned short p4, p6;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	proxy_transparent_ports(f->proxy, &p4, &p6);
+	assert_true(p4 > 0 && p4 != f->port);
+	a.sin_port = htons(p4);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static size_t t_exchange(struct fixture *f, const void *req, size_t n, char *out, size_t cap)
+{
+	int fd = t_client(f);
+	size_t got;
+
+	if (n)
+		send_all(fd, req, n);
+	shutdown(fd, SHUT_WR);
+	got = read_all(fd, out, cap);
+	close(fd);
+	return got;
+}
+
+/* A minimal TLS 1.3 ClientHello record naming name. */
+static size_t client_hello(unsigned char *b, const char *name)
+{
+	size_t nl = strlen(name), o = 0, hs_len = 2 + 32 + 1 + 4 + 2 + 2 + 9 + nl;
+
+	b[o++] = 22, b[o++] = 3, b[o++] = 1;
+	b[o++] = (unsigned char)((hs_len + 4) >> 8), b[o++] = (unsigned char)(hs_len + 4);
+	b[o++] = 1, b[o++] = 0, b[o++] = (unsigned char)(hs_len >> 8), b[o++] = (unsigned char)hs_len;
+	b[o++] = 3, b[o++] = 3;
+	memset(b + o, 7, 32), o += 32;
+	b[o++] = 0;
+	b[o++] = 0, b[o++] = 2, b[o++] = 0x13, b[o++] = 0x01;
+	b[o++] = 1, b[o++] = 0;
+	b[o++] = 0, b[o++] = (unsigned char)(9 + nl);
+	b[o++] = 0, b[o++] = 0, b[o++] = 0, b[o++] = (unsigned char)(5 + nl);
+	b[o++] = 0, b[o++] = (unsigned char)(3 + nl), b[o++] = 0, b[o++] = 0, b[o++] = (unsigned char)nl;
+	memcpy(b + o, name, nl);
+	return o + nl;
+}
+
+static void test_transparent_tls(void **state)
+{
+	struct fixture *f = *state;
+	unsigned char hello[512];
+	char out[1024];
+	size_t n = client_hello(hello, "Allowed.Test");
+	const struct ev_copy *e;
+
+	/* Allowed: the bytes reach the upstream (an echo) unchanged. */
+	assert_int_equal(t_exchange(f, hello, n, out, sizeof(out)), n);
+	assert_memory_equal(out, hello, n);
+	e = wait_event(f, 1);
+	assert_string_equal(e->protocol, "transparent");
+	assert_string_equal(e->kind, "tls");
+	assert_string_equal(e->host, "allowed.test");
+	assert_string_equal(e->orig, "127.0.0.1");
+	assert_int_equal(e->port, f->up.port);
+	assert_true(e->allowed);
+	/* Another name: closed without a byte, never dialled. */
+	n = client_hello(hello, "other.test");
+	assert_int_equal(t_exchange(f, hello, n, out, sizeof(out)), 0);
+	e = wait_event(f, 2);
+	assert_false(e->allowed);
+	assert_string_equal(e->host, "other.test");
+	assert_string_equal(e->rule, "transparent:not-learned");
+	assert_int_equal(upstream_conns(f), 1);
+}
+
+static void test_transparent_http(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048], req[2048];
+	const char *get = "GET /x HTTP/1.1\r\nHost: allowed.test\r\nConnection: keep-alive\r\n\r\n";
+	const struct ev_copy *e;
+
+	assert_true(t_exchange(f, get, strlen(get), out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(out, "hello"));
+	last_request(f, req);
+	/* Rebuilt like a forwarded request: one request, Connection: close. */
+	assert_non_null(strstr(req, "GET /x HTTP/1.1\r\n"));
+	assert_non_null(strstr(req, "Connection: close\r\n"));
+	assert_null(strstr(req, "keep-alive"));
+	e = wait_event(f, 1);
+	assert_string_equal(e->kind, "http");
+	assert_string_equal(e->host, "allowed.test");
+	assert_string_equal(e->method, "GET");
+	assert_true(e->allowed);
+	/* A foreign Host: srt's 403, never dialled. */
+	get = "GET /x HTTP/1.1\r\nHost: other.test\r\n\r\n";
+	assert_true(t_exchange(f, get, strlen(get), out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(out, DENY_BODY));
+	e = wait_event(f, 2);
+	assert_false(e->allowed);
+	assert_string_equal(e->rule, "transparent:not-learned");
+	/* Two Host fields, an absolute-form target: 400. */
+	get = "GET /x HTTP/1.1\r\nHost: allowed.test\r\nHost: other.test\r\n\r\n";
+	assert_true(t_exchange(f, get, strlen(get), out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "HTTP/1.1 400"));
+	get = "GET http://other.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n";
+	assert_true(t_exchange(f, get, strlen(get), out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "HTTP/1.1 400"));
+	assert_int_equal(upstream_conns(f), 1);
+}
+
+static void test_transparent_no_name(void **state)
+{
+	struct fixture *f = *state;
+	char out[1024];
+	const struct ev_copy *e;
+	int fd;
+
+	/* An ssh-like banner: not HTTP, decided without a name at once. */
+	assert_int_equal(t_exchange(f, "SSH-2.0-x\r\n", 11, out, sizeof(out)), 11);
+	assert_memory_equal(out, "SSH-2.0-x\r\n", 11);
+	e = wait_event(f, 1);
+	assert_string_equal(e->kind, "tcp");
+	assert_true(e->allowed);
+	/* A client that waits for the server: decided after the sniff time, then relayed. */
+	fd = t_client(f);
+	usleep(400000);
+	send_all(fd, "late", 4);
+	assert_int_equal(recv_some(fd, out, sizeof(out), IO_TIMEOUT_MS), 4);
+	close(fd);
+	e = wait_event(f, 2);
+	assert_string_equal(e->kind, "tcp");
+	/* Where it was going is unknown: closed, never dialled. */
+	f->no_orig = true;
+	assert_int_equal(t_exchange(f, "x", 1, out, sizeof(out)), 0);
+	e = wait_event(f, 3);
+	assert_false(e->allowed);
+	assert_string_equal(e->error, "original destination unknown");
+	assert_int_equal(upstream_conns(f), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1087,6 +1262,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_idle_tunnel, setup_short_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup_short_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_evict_waiting, setup_short_idle, teardown),
+		cmocka_unit_test_setup_teardown(test_transparent_tls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transparent_http, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transparent_no_name, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,9 @@
 # reachable. allowLocalBinding decides bind and listen, and whether a
 # sandboxed client may reach a sandboxed server (only while that server's
 # socket exists: a released port somebody else took is not reachable).
+# All of it with "bpfbox": {"network": {"transparent": false}}, which must
+# restore exactly this; test_65_transparent covers the default (the
+# sandbox's DNS and the transparent path to allowed names).
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/vm/servers/net.sh
@@ -22,7 +25,8 @@ policy() { # policy FILE ALLOW_LOCAL_BINDING
 {
   "network": { "allowedDomains": ["remote.test", "10.200.0.2"], "deniedDomains": [],
                "allowLocalBinding": $2 },
-  "filesystem": { "denyRead": [], "allowWrite": ["$T_TMP/work"], "denyWrite": [] }
+  "filesystem": { "denyRead": [], "allowWrite": ["$T_TMP/work"], "denyWrite": [] },
+  "bpfbox": { "network": { "transparent": false } }
 }
 JSON
 }

@@ -27,8 +27,10 @@
 #include "sandbox/launch.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox_devices.h"
+#include "sandbox/sandbox_dns.h"
 #include "sandbox/sandbox_env.h"
 #include "sandbox/sandbox_gc.h"
+#include "sandbox/sandbox_learned.h"
 #include "sandbox/sandbox_maps.h"
 #include "sandbox/sandbox_private.h"
 #include "sandbox/sandbox_proxy.h"
@@ -64,6 +66,9 @@ struct exec_run {
 	struct kevent_ctx kctx;
 	struct sandbox_proxy proxy;
 	bool proxy_started;
+	struct sandbox_dns dns;
+	bool dns_started;
+	struct sandbox_learned learned; /* transparent: the addresses learned for allowed names */
 	unsigned http_port; /* where the proxy variables point: ours or the policy's external proxies */
 	unsigned socks_port;
 	struct launch launch;
@@ -517,6 +522,9 @@ static void exec_teardown(struct exec_run *r)
 		sandbox_proxy_stop(&r->proxy);
 	if (r->cg_made && r->bpf)
 		sandbox_private_sweep_shm(r->bpf, r->cg.id);
+	if (r->dns_started)
+		sandbox_dns_stop(&r->dns);
+	sandbox_learned_free(&r->learned);
 	if (r->maps_added)
 		sandbox_maps_remove(r->bpf, r->cg.id);
 	if (r->ringbuf_fd >= 0)
@@ -579,19 +587,39 @@ static int start_proxies(struct exec_run *r, struct errmsg *em)
 	const struct policy *p = r->policy;
 	int err;
 
-	if (!p->http_proxy_port || !p->socks_proxy_port) {
-		err = sandbox_proxy_start(&r->proxy, p, r->log, em);
+	bool transparent = !p->transparent_off;
+
+	/*
+	 * bpfbox.network.transparent: the sandbox's DNS (port 53 goes to it in
+	 * the kernel) teaches the kernel the addresses of allowed names, and TCP
+	 * to those goes to our proxy's transparent listener. It needs our proxy.
+	 */
+	if (transparent) {
+		err = sandbox_learned_init(&r->learned, p, r->bpf, r->cg.id);
+		if (err)
+			return errmsg_set(em, err, "the learned address table");
+		sandbox_learned_at_launch(&r->learned, "/etc/hosts");
+	}
+	if (!p->http_proxy_port || !p->socks_proxy_port || transparent) {
+		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL, em);
 		if (err)
 			return err;
 		r->proxy_started = true;
 	}
 	r->http_port = p->http_proxy_port ? (unsigned)p->http_proxy_port : r->proxy.port;
 	r->socks_port = p->socks_proxy_port ? (unsigned)p->socks_proxy_port : r->proxy.port;
+	if (transparent) {
+		err = sandbox_dns_start(&r->dns, p, r->log, &r->learned, em);
+		if (err)
+			return err;
+		r->dns_started = true;
+	}
 	return 0;
 }
 
 static int exec_setup(struct exec_run *r, char *self_exe)
 {
+	struct sandbox_ports ports;
 	struct launch_spec ls = { 0 };
 	struct cgroup_limits lim;
 	struct env_extra x = { 0 };
@@ -702,6 +730,14 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (err)
 		return setup_failed(r, "launch", &em), err;
 	r->launched = true;
+	ports = (struct sandbox_ports){
+		.proxy = r->http_port,
+		.socks = r->socks_port != r->http_port ? r->socks_port : 0,
+		.dns4 = r->dns.port4,
+		.dns6 = r->dns.port6,
+		.transparent4 = r->proxy.tport4,
+		.transparent6 = r->proxy.tport6,
+	};
 	err = launch_wait_resolved(&r->launch, &em);
 	if (!err)
 		err = sandbox_maps_load_rules(r->bpf, r->cg.id, r->specs, r->launch.results, r->n_specs, rule_note, r,
@@ -713,8 +749,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	else if (!err)
 		err = errmsg_set(&em, -ENOENT, "resolving %s in the kernel", r->tmpdir);
 	if (!err)
-		err = sandbox_maps_enforce(r->bpf, r->cg.id, r->http_port,
-					   r->socks_port != r->http_port ? r->socks_port : 0, &em);
+		err = sandbox_maps_enforce(r->bpf, r->cg.id, &ports, &em);
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	/* Now with the command's pid, for bpfbox ps. */

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "commands.h"
+#include "policy/domain.h"
 #include "policy/policy.h"
 #include "policy/policy_ceiling.h"
+#include "sandbox/sandbox_learned.h"
 
 #define EXIT_USAGE 2
 
@@ -318,6 +320,41 @@ static int split_host(const char *t, char *host, size_t hlen, unsigned *port)
 	return 0;
 }
 
+/* How a client that ignores the proxy variables would fare (bpfbox.network.transparent). */
+static void explain_transparent(const struct policy *p, const char *host, unsigned port, enum net_verdict v)
+{
+	char canon[DOMAIN_HOST_MAX];
+	const char *why, *rule = NULL;
+
+	if (v == NET_DENY_MALFORMED || host_canonicalise(host, canon, sizeof(canon), &why))
+		return;
+	if (p->transparent_off) {
+		printf("transparent: off (bpfbox.network.transparent false): only clients using the proxy "
+		       "variables can reach it\n");
+		return;
+	}
+	if (host_ip_family(canon)) {
+		if (v == NET_ALLOW)
+			printf("transparent: learned at launch; a direct TCP connect to %s port %u goes to the "
+			       "proxy, which dials it\n", canon, port);
+		else
+			printf("transparent: a direct connect is refused in the kernel\n");
+		return;
+	}
+	if (policy_decide_name(p, canon, &rule, NULL) != NET_ALLOW) {
+		printf("sandbox DNS: %s gets NXDOMAIN (%s); a direct connect has no address to go to\n", canon, rule);
+		return;
+	}
+	printf("sandbox DNS: %s is answered (%s); its addresses are learned for their TTL, at least %d s\n", canon,
+	       rule, LEARNED_TTL_FLOOR_S);
+	if (v == NET_ALLOW)
+		printf("transparent: a direct TCP connect to a learned address on port %u goes to the proxy, which "
+		       "requires TLS server_name or HTTP Host %s, or no name at all\n", port, canon);
+	else
+		printf("transparent: a direct connect on port %u is refused (in the kernel, or by the proxy when the "
+		       "address was learned for another name)\n", port);
+}
+
 static int explain_host(const struct policy *p, const char *target)
 {
 	char host[DOMAIN_TEXT_MAX];
@@ -335,6 +372,7 @@ static int explain_host(const struct policy *p, const char *target)
 	if (reason)
 		printf(" (%s: %s)", v == NET_DENY_MALFORMED ? "why" : "reason", reason);
 	printf("\n");
+	explain_transparent(p, host, port, v);
 	if (p->audit && v != NET_ALLOW)
 		printf("audit mode: this would be logged, not blocked\n");
 	return v == NET_ALLOW ? 0 : 1;

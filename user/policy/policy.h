@@ -104,6 +104,7 @@ struct policy {
 	char **device_allow;	/* bpfbox.devices.allow: absolute paths of device nodes */
 	size_t n_device_allow;
 	enum policy_log_format log_format;
+	bool transparent_off;	/* bpfbox.network.transparent false: no sandbox DNS, no transparent path */
 
 	struct ignore_rule *ignore;
 	size_t n_ignore;
@@ -215,6 +216,20 @@ enum net_verdict { NET_DENY_MALFORMED, NET_DENY_DENIED, NET_ALLOW, NET_DENY_NOT_
 enum net_verdict policy_decide_host(const struct policy *p, const char *host, unsigned port,
 				    const char **rule_name, const char **reason);
 const char *net_verdict_name(enum net_verdict v);
+/*
+ * May the sandbox's DNS answer this name? Allowed when some allowedDomains
+ * entry matches it on any port (the port is decided when connecting) and no
+ * deniedDomains entry for every port matches it. IP literals and malformed
+ * names are not names: NET_DENY_MALFORMED. Same rule_name and reason as
+ * policy_decide_host.
+ */
+enum net_verdict policy_decide_name(const struct policy *p, const char *host, const char **rule_name,
+				    const char **reason);
+/*
+ * The one port the allowedDomains entries matching a canonical name allow,
+ * or 0 when they allow any port or several ports.
+ */
+unsigned policy_name_port(const struct policy *p, const char *canon_host);
 
 /* Is a resolved address inside network.deniedResolvedAddresses? */
 bool policy_addr_denied(const struct policy *p, int family, const void *addr);

@@ -16,6 +16,11 @@ static const struct key_spec bb_keys[] = {
 	{ "limits", KEY_KNOWN, NULL },
 	{ "log", KEY_KNOWN, NULL },
 	{ "devices", KEY_KNOWN, NULL },
+	{ "network", KEY_KNOWN, NULL },
+	{ NULL, KEY_KNOWN, NULL },
+};
+static const struct key_spec network_keys[] = {
+	{ "transparent", KEY_KNOWN, NULL },
 	{ NULL, KEY_KNOWN, NULL },
 };
 static const struct key_spec env_keys[] = {
@@ -198,6 +203,17 @@ static void parse_log(struct pctx *c, const cJSON *log)
 	}
 }
 
+static void parse_network(struct pctx *c, const cJSON *net)
+{
+	bool on;
+
+	if (!want_object(c, net, "bpfbox.network"))
+		return;
+	check_keys(c, net, "bpfbox.network", network_keys);
+	if (jget_bool(c, net, "transparent", "bpfbox.network", &on) == 1)
+		c->p->transparent_off = !on;
+}
+
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)
 {
 	const cJSON *v;
@@ -225,4 +241,7 @@ void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)
 	v = cJSON_GetObjectItemCaseSensitive(bb, "devices");
 	if (v)
 		policy_parse_devices(c, v);
+	v = cJSON_GetObjectItemCaseSensitive(bb, "network");
+	if (v)
+		parse_network(c, v);
 }

@@ -702,6 +702,8 @@ static void ceiling_network(struct ceiling *c)
 		     &p->http_proxy_port);
 	ceiling_port(c, "network.socksProxyPort", u->socks_proxy_port, a->socks_proxy_port,
 		     &p->socks_proxy_port);
+	/* The transparent path reaches allowed names without the proxy variables: only if both keep it. */
+	p->transparent_off = a->transparent_off || u->transparent_off;
 }
 
 /* ---- environment ---- */

@@ -277,6 +277,61 @@ out:
 	return v;
 }
 
+enum net_verdict policy_decide_name(const struct policy *p, const char *host, const char **rule_name,
+				    const char **reason)
+{
+	char canon[DOMAIN_HOST_MAX];
+	const char *why, *name = "default:network", *rsn = NULL;
+	enum net_verdict v = NET_DENY_NOT_ALLOWED;
+
+	if (host_canonicalise(host, canon, sizeof(canon), &why) || host_ip_family(canon)) {
+		name = "malformed";
+		rsn = why ? why : "an address is not a name";
+		v = NET_DENY_MALFORMED;
+		goto out;
+	}
+	for (size_t i = 0; i < p->n_denied_domains; i++)
+		if (!p->denied_domains[i].port && domain_pattern_match(&p->denied_domains[i], canon, 1)) {
+			name = p->denied_rule_names[i];
+			rsn = p->denied_reasons ? p->denied_reasons[i] : NULL;
+			v = NET_DENY_DENIED;
+			goto out;
+		}
+	for (size_t i = 0; i < p->n_allowed_domains; i++) {
+		const struct domain_pattern *d = &p->allowed_domains[i];
+
+		if (domain_pattern_match(d, canon, d->port ? d->port : 1)) {
+			name = p->allowed_rule_names[i];
+			v = NET_ALLOW;
+			goto out;
+		}
+	}
+out:
+	if (rule_name)
+		*rule_name = name;
+	if (reason)
+		*reason = rsn;
+	return v;
+}
+
+unsigned policy_name_port(const struct policy *p, const char *canon_host)
+{
+	unsigned port = 0;
+	bool seen = false;
+
+	for (size_t i = 0; i < p->n_allowed_domains; i++) {
+		const struct domain_pattern *d = &p->allowed_domains[i];
+
+		if (!domain_pattern_match(d, canon_host, d->port ? d->port : 1))
+			continue;
+		if (!d->port || (seen && d->port != port))
+			return 0;
+		port = d->port;
+		seen = true;
+	}
+	return port;
+}
+
 bool policy_addr_denied(const struct policy *p, int family, const void *addr)
 {
 	for (size_t i = 0; i < p->n_denied_addrs; i++)

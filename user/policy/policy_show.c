@@ -170,7 +170,7 @@ static void show_net(struct out *o, const struct policy *p, cJSON *root)
 
 static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 {
-	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log, *dev;
+	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log, *dev, *net;
 
 	cred = add(o, root, "credentials", cJSON_CreateObject());
 	ev = cred ? add(o, cred, "envVars", cJSON_CreateArray()) : NULL;
@@ -213,6 +213,9 @@ static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 	dev = add(o, bb, "devices", cJSON_CreateObject());
 	if (dev)
 		add_strv(o, dev, "allow", p->device_allow, p->n_device_allow);
+	net = add(o, bb, "network", cJSON_CreateObject());
+	if (net)
+		add_bool(o, net, "transparent", !p->transparent_off);
 }
 
 char *policy_to_json(const struct policy *p)

@@ -41,7 +41,9 @@ typedef void (*proxy_decide_fn)(void *ctx, const char *canonical_host, unsigned 
 typedef int (*proxy_canon_fn)(const char *host, char *out, size_t outlen, const char **err);
 
 struct proxy_event {
-	const char *protocol;	/* "http-connect", "http", "socks5", "socks4" */
+	const char *protocol;	/* "http-connect", "http", "socks5", "socks4"; "transparent" */
+	const char *transparent; /* a redirected connection: "tls", "http" or "tcp" (no name); else NULL */
+	const char *orig_addr;	/* a redirected connection's original destination address (port: port) */
 	const char *method;
 	const char *host;	/* canonical when known, else as requested, else NULL */
 	unsigned port;
@@ -71,6 +73,28 @@ typedef void (*proxy_event_fn)(void *ctx, const struct proxy_event *ev);
 typedef int (*proxy_resolve_fn)(void *ctx, const char *host, struct sockaddr_storage *out,
 				size_t max, size_t *n);
 
+/*
+ * Connections the kernel redirected to the proxy (bpfbox.network.transparent):
+ * the proxy listens for them apart, finds where each was going, reads its
+ * first bytes for a name (TLS server_name, HTTP Host) and asks decide.
+ */
+struct proxy_transparent {
+	/*
+	 * The original destination of a connection accepted from client on the
+	 * transparent listener with port listener. 0, or negative errno when unknown.
+	 */
+	int (*orig_dst)(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
+			struct sockaddr_storage *orig);
+	/*
+	 * name: canonical (or NULL when the first bytes carry none); orig: where
+	 * the connection was going, with its port. Loop thread, must not block.
+	 */
+	void (*decide)(void *ctx, const char *name, const struct sockaddr_storage *orig,
+		       struct proxy_decision *out);
+	/* How long to wait for a client's first byte before deciding without a name; 0 = 1000 ms. */
+	unsigned sniff_ms;
+};
+
 struct proxy_config {
 	proxy_decide_fn decide;		/* required */
 	proxy_canon_fn canonicalise;	/* NULL: proxy_canon_default */
@@ -82,12 +106,15 @@ struct proxy_config {
 	unsigned max_clients;		/* default 256 */
 	proxy_resolve_fn resolve;	/* NULL: getaddrinfo */
 	unsigned resolver_threads;	/* default 4 */
+	const struct proxy_transparent *transparent; /* NULL: no transparent listeners */
 };
 
 struct proxy;
 
 /* Listens on 127.0.0.1:<kernel-chosen> and serves from its own threads. Negative errno. */
 int proxy_start(const struct proxy_config *cfg, struct proxy **out, unsigned short *port);
+/* The transparent listeners' ports (127.0.0.1, ::1); 0 when there is none. */
+void proxy_transparent_ports(const struct proxy *p, unsigned short *port4, unsigned short *port6);
 /* Closes every connection (emitting their events), joins the threads, frees. */
 void proxy_stop(struct proxy *p);
 

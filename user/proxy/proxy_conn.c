@@ -53,6 +53,8 @@ static const char *proto_name(enum proxy_proto proto)
 		return "socks5";
 	case PP_SOCKS4:
 		return "socks4";
+	case PP_TRANSPARENT:
+		return "transparent";
 	default:
 		return "unknown";
 	}
@@ -61,7 +63,9 @@ static const char *proto_name(enum proxy_proto proto)
 static void emit(struct proxy *p, const struct proxy_conn *c)
 {
 	struct proxy_event ev = {
-		.protocol = proto_name(c->proto),
+		.protocol = c->transparent ? "transparent" : proto_name(c->proto),
+		.transparent = c->transparent ? c->kind : NULL,
+		.orig_addr = c->transparent ? c->orig_addr : NULL,
 		.method = c->method[0] ? c->method : NULL,
 		.host = c->host[0] ? c->host : NULL,
 		.port = c->port,

@@ -31,6 +31,8 @@ struct proxy {
 	struct addr_guard own_guard;
 	const struct addr_guard *guard;
 	int lfd, epfd, wakefd;
+	int tlfd[2];			/* transparent listeners: 127.0.0.1, ::1; -1 = none */
+	unsigned short tport[2];
 	struct sockaddr_in self;
 	pthread_t thread;
 	bool thread_started;
@@ -51,10 +53,12 @@ struct proxy_buf {
 
 enum proxy_state {
 	PS_SNIFF, PS_HTTP_HEAD, PS_SOCKS5_GREET, PS_SOCKS5_REQ, PS_SOCKS4,
+	PS_TSNIFF,			/* transparent: reading the first bytes for a name */
 	PS_RESOLVE, PS_CONNECT, PS_RELAY, PS_REPLY, PS_LINGER, PS_DEAD,
 };
 
-enum proxy_proto { PP_NONE, PP_CONNECT, PP_HTTP, PP_SOCKS5, PP_SOCKS4 };
+/* PP_TRANSPARENT: a redirected connection relayed as a byte pipe (TLS or no name). */
+enum proxy_proto { PP_NONE, PP_CONNECT, PP_HTTP, PP_SOCKS5, PP_SOCKS4, PP_TRANSPARENT };
 
 struct proxy_conn {
 	struct proxy *p;
@@ -91,6 +95,11 @@ struct proxy_conn {
 	/* Once a direction is a plain byte pipe and its buffer is empty, splice(2) moves it. */
 	struct proxy_pipe to_up, to_down;
 	bool up_spliced, down_spliced;
+	/* Transparent: where the client was going, and what its first bytes said. */
+	bool transparent;
+	struct sockaddr_storage orig;
+	char orig_addr[64];
+	const char *kind;		/* "tls", "http", "tcp" */
 };
 
 /* proxy_conn.c: what a connection may ask of its proxy. */

@@ -27,6 +27,8 @@
 
 #define TAG_LISTEN 1ULL
 #define TAG_WAKE 2ULL
+#define TAG_TLISTEN4 4ULL
+#define TAG_TLISTEN6 8ULL
 #define MAX_EVENTS 64
 #define ACCEPT_BURST 64
 #define ACCEPT_PAUSE_MS 100
@@ -115,7 +117,7 @@ static void capacity_event(struct proxy *p, const struct sockaddr_storage *ss)
 		p->cfg.on_event(p->cfg.ctx, &ev);
 }
 
-static void conn_new(struct proxy *p, int fd, const struct sockaddr_storage *ss)
+static struct proxy_conn *conn_new(struct proxy *p, int fd, const struct sockaddr_storage *ss)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET };
 	struct proxy_conn *c = calloc(1, sizeof(*c));
@@ -142,12 +144,13 @@ static void conn_new(struct proxy *p, int fd, const struct sockaddr_storage *ss)
 		p->conns->prev = c;
 	p->conns = c;
 	p->nconns++;
-	return;
+	return c;
 fail:
 	if (c)
 		free(c->in.data);
 	free(c);
 	close(fd);
+	return NULL;
 }
 
 static void set_accepting(struct proxy *p, bool on)
@@ -203,6 +206,50 @@ static void accept_clients(struct proxy *p)
 			continue;
 		}
 		conn_new(p, fd, &ss);
+	}
+}
+
+/* A connection the kernel redirected: where it was going decides, with what its first bytes name. */
+static void accept_transparent(struct proxy *p, int idx)
+{
+	const struct proxy_transparent *t = p->cfg.transparent;
+
+	for (int i = 0; i < ACCEPT_BURST; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		struct proxy_conn *c;
+		int fd = accept4(p->tlfd[idx], (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int err;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		if (p->nconns >= p->cfg.max_clients) {
+			capacity_event(p, &ss);
+			close(fd);
+			continue;
+		}
+		c = conn_new(p, fd, &ss);
+		if (!c)
+			continue;
+		c->transparent = true;
+		c->kind = "tcp";
+		c->proto = PP_TRANSPARENT;
+		c->st = PS_TSNIFF;
+		c->deadline = p->now + (t->sniff_ms ? t->sniff_ms : 1000);
+		err = t->orig_dst(p->cfg.ctx, &ss, p->tport[idx], &c->orig);
+		if (err) {
+			/* Nothing to decide on: never dial anything for it. */
+			c->saw_bytes = true;
+			proxy_conn_close(c, "original destination unknown");
+			continue;
+		}
+		inet_ntop(c->orig.ss_family,
+			  c->orig.ss_family == AF_INET ? (void *)&((struct sockaddr_in *)&c->orig)->sin_addr
+						       : (void *)&((struct sockaddr_in6 *)&c->orig)->sin6_addr,
+			  c->orig_addr, sizeof(c->orig_addr));
 	}
 }
 
@@ -280,6 +327,8 @@ static void *loop(void *arg)
 
 			if (tag == TAG_LISTEN)
 				accept_clients(p);
+			else if (tag == TAG_TLISTEN4 || tag == TAG_TLISTEN6)
+				accept_transparent(p, tag == TAG_TLISTEN6);
 			else if (tag == TAG_WAKE)
 				take_resolved(p);
 			else
@@ -320,6 +369,47 @@ static int listen_loopback(struct proxy *p)
 	return 0;
 }
 
+/* The transparent listeners, on 127.0.0.1 and ::1 (none on a host without IPv6 loopback). */
+static int listen_transparent(struct proxy *p)
+{
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss = { 0 };
+		struct sockaddr_in *s4 = (void *)&ss;
+		struct sockaddr_in6 *s6 = (void *)&ss;
+		socklen_t len = i ? sizeof(*s6) : sizeof(*s4);
+		int one = 1, fd;
+
+		ss.ss_family = i ? AF_INET6 : AF_INET;
+		if (i)
+			s6->sin6_addr = in6addr_loopback;
+		else
+			s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return i ? 0 : -errno;
+		if (i)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, SOMAXCONN) ||
+		    getsockname(fd, (struct sockaddr *)&ss, &len)) {
+			int err = -errno;
+
+			close(fd);
+			if (i)
+				return 0;
+			return err;
+		}
+		p->tlfd[i] = fd;
+		p->tport[i] = ntohs(i ? s6->sin6_port : s4->sin_port);
+	}
+	return 0;
+}
+
+void proxy_transparent_ports(const struct proxy *p, unsigned short *port4, unsigned short *port6)
+{
+	*port4 = p->tport[0];
+	*port6 = p->tport[1];
+}
+
 static int epoll_add(struct proxy *p, int fd, uint64_t tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
@@ -340,6 +430,7 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, unsigned sho
 	if (!p)
 		return -ENOMEM;
 	p->lfd = p->epfd = p->wakefd = -1;
+	p->tlfd[0] = p->tlfd[1] = -1;
 	p->cfg = *cfg;
 	if (!p->cfg.canonicalise)
 		p->cfg.canonicalise = proxy_canon_default;
@@ -375,6 +466,17 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, unsigned sho
 	ret = epoll_add(p, p->lfd, TAG_LISTEN);
 	if (!ret)
 		ret = epoll_add(p, p->wakefd, TAG_WAKE);
+	if (!ret && p->cfg.transparent) {
+		if (!p->cfg.transparent->orig_dst || !p->cfg.transparent->decide) {
+			ret = -EINVAL;
+			goto fail;
+		}
+		ret = listen_transparent(p);
+		if (!ret)
+			ret = epoll_add(p, p->tlfd[0], TAG_TLISTEN4);
+		if (!ret && p->tlfd[1] >= 0)
+			ret = epoll_add(p, p->tlfd[1], TAG_TLISTEN6);
+	}
 	if (ret)
 		goto fail;
 	ret = proxy_resolver_start(&p->res, p->cfg.resolver_threads, p->cfg.resolve, p->cfg.ctx,
@@ -416,6 +518,9 @@ void proxy_stop(struct proxy *p)
 	proxy_resolver_stop(p->res);
 	if (p->lfd >= 0)
 		close(p->lfd);
+	for (int i = 0; i < 2; i++)
+		if (p->tlfd[i] >= 0)
+			close(p->tlfd[i]);
 	if (p->epfd >= 0)
 		close(p->epfd);
 	if (p->wakefd >= 0)

@@ -88,7 +88,9 @@ static void reply_dial_failed(struct proxy_conn *c, int err, const char *what)
 	char msg[sizeof(c->error)];
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err < 0 ? -err : err));
-	if (c->proto == PP_SOCKS5)
+	if (c->proto == PP_TRANSPARENT)
+		proxy_conn_close(c, msg); /* TLS or a raw protocol: no answer of ours makes sense */
+	else if (c->proto == PP_SOCKS5)
 		reply_socks(c, err == -ECONNREFUSED ? SOCKS5_REP_REFUSED :
 			       err == -ENETUNREACH ? SOCKS5_REP_NETUNREACH :
 			       SOCKS5_REP_HOSTUNREACH, msg, true);
@@ -172,6 +174,11 @@ static void start_dial(struct proxy_conn *c)
 		return;
 	}
 	reply_dial_failed(c, c->dial_err ? c->dial_err : -EHOSTUNREACH, "connect");
+}
+
+void proxy_session_dial(struct proxy_conn *c)
+{
+	start_dial(c);
 }
 
 static void begin_connect(struct proxy_conn *c)
@@ -389,6 +396,8 @@ static bool negotiate(struct proxy_conn *c)
 		}
 		socks_target(c, &r, (size_t)n);
 		return true;
+	case PS_TSNIFF:
+		return proxy_transparent_sniff(c);
 	case PS_SOCKS4:
 		n = proxy_socks4_request(b, c->in.len, &r);
 		if (!n)
@@ -429,12 +438,12 @@ static bool negotiation_step(struct proxy_conn *c)
 			return false;
 		}
 	}
-	while (c->st <= PS_SOCKS4 && negotiate(c))
+	while (c->st <= PS_TSNIFF && negotiate(c))
 		progress = true;
 	if (c->st == PS_DEAD)
 		return false;
 	if (eof) {
-		if (c->st <= PS_SOCKS4) {
+		if (c->st <= PS_TSNIFF) {
 			proxy_conn_close(c, c->saw_bytes ?
 					 "client closed before completing its request" : NULL);
 			return false;
@@ -512,6 +521,7 @@ bool proxy_session_step(struct proxy_conn *c)
 	case PS_SOCKS5_GREET:
 	case PS_SOCKS5_REQ:
 	case PS_SOCKS4:
+	case PS_TSNIFF:
 		return negotiation_step(c);
 	case PS_CONNECT:
 		return connect_step(c);
@@ -546,6 +556,9 @@ void proxy_session_timeout(struct proxy_conn *c)
 	case PS_REPLY:
 	case PS_LINGER:
 		proxy_conn_close(c, NULL);
+		break;
+	case PS_TSNIFF:
+		proxy_transparent_timeout(c);
 		break;
 	default:
 		proxy_conn_close(c, "idle timeout before request complete");

@@ -14,5 +14,11 @@ bool proxy_session_step(struct proxy_conn *c);
 void proxy_session_resolved(struct proxy_conn *c, struct proxy_rjob *job);
 /* The connection's deadline passed. */
 void proxy_session_timeout(struct proxy_conn *c);
+/* Dials c->addrs[c->next_addr..c->naddrs), already decided and checked (for proxy_transparent.c). */
+void proxy_session_dial(struct proxy_conn *c);
+
+/* proxy_transparent.c: a redirected connection's first bytes, its decision and dial. */
+bool proxy_transparent_sniff(struct proxy_conn *c);
+void proxy_transparent_timeout(struct proxy_conn *c);
 
 #endif

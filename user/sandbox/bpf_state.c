@@ -29,6 +29,9 @@ static const char *const net_prog_names[NET_PROG_COUNT] = {
 	[NET_SENDMSG4] = "bb_sendmsg4",	    [NET_SENDMSG6] = "bb_sendmsg6",
 	[NET_BIND4] = "bb_bind4",	    [NET_BIND6] = "bb_bind6",
 	[NET_POST_BIND4] = "bb_post_bind4", [NET_POST_BIND6] = "bb_post_bind6",
+	[NET_RECVMSG4] = "bb_recvmsg4",	    [NET_RECVMSG6] = "bb_recvmsg6",
+	[NET_GETPEERNAME4] = "bb_getpeername4", [NET_GETPEERNAME6] = "bb_getpeername6",
+	[NET_SOCKOPS] = "bb_sockops",
 };
 
 static const enum bpf_attach_type net_attach_types[NET_PROG_COUNT] = {
@@ -36,6 +39,9 @@ static const enum bpf_attach_type net_attach_types[NET_PROG_COUNT] = {
 	[NET_SENDMSG4] = BPF_CGROUP_UDP4_SENDMSG,      [NET_SENDMSG6] = BPF_CGROUP_UDP6_SENDMSG,
 	[NET_BIND4] = BPF_CGROUP_INET4_BIND,	       [NET_BIND6] = BPF_CGROUP_INET6_BIND,
 	[NET_POST_BIND4] = BPF_CGROUP_INET4_POST_BIND, [NET_POST_BIND6] = BPF_CGROUP_INET6_POST_BIND,
+	[NET_RECVMSG4] = BPF_CGROUP_UDP4_RECVMSG,      [NET_RECVMSG6] = BPF_CGROUP_UDP6_RECVMSG,
+	[NET_GETPEERNAME4] = BPF_CGROUP_INET4_GETPEERNAME, [NET_GETPEERNAME6] = BPF_CGROUP_INET6_GETPEERNAME,
+	[NET_SOCKOPS] = BPF_CGROUP_SOCK_OPS,
 };
 
 /* A build's pins are kept apart from other builds': the object's bytes name the directory. */
@@ -342,6 +348,8 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "shm_owner", offsetof(struct bpf_state_maps, shm_owner) },
 		{ "key_owner", offsetof(struct bpf_state_maps, key_owner) },
 		{ "sigio_owners", offsetof(struct bpf_state_maps, sigio_owners) },
+		{ "learned", offsetof(struct bpf_state_maps, learned) },
+		{ "tconns", offsetof(struct bpf_state_maps, tconns) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -355,7 +363,8 @@ static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "n
 						 "rate_limit",	  "sock_owner",	 "unix_names",
 						 "ring_owners",	  "device_allow",
 						 "private_dirs", "shm_owner",
-						 "key_owner",	  "sigio_owners" };
+						 "key_owner",	  "sigio_owners", "learned",
+						 "tconns" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

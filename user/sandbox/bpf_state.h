@@ -24,6 +24,11 @@ enum net_prog {
 	NET_BIND6,
 	NET_POST_BIND4,
 	NET_POST_BIND6,
+	NET_RECVMSG4,
+	NET_RECVMSG6,
+	NET_GETPEERNAME4,
+	NET_GETPEERNAME6,
+	NET_SOCKOPS,
 	NET_PROG_COUNT,
 };
 
@@ -44,6 +49,8 @@ struct bpf_state_maps {
 	int shm_owner;
 	int key_owner;
 	int sigio_owners;
+	int learned;
+	int tconns;
 };
 
 struct bpf_state {

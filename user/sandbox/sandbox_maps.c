@@ -205,7 +205,7 @@ int sandbox_maps_allow_unix_names(const struct bpf_state *st, uint64_t id, const
 	return 0;
 }
 
-int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, unsigned socks_port,
+int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, const struct sandbox_ports *ports,
 			 struct errmsg *em)
 {
 	int fd = st->maps.sandboxes;
@@ -214,8 +214,12 @@ int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy
 	if (bpf_map_lookup_elem(fd, &id, &sb))
 		return errmsg_set(em, -errno, "looking up the sandbox");
 	sb.state = BB_STATE_ENFORCING;
-	sb.proxy_port = proxy_port;
-	sb.socks_port = socks_port;
+	sb.proxy_port = ports->proxy;
+	sb.socks_port = ports->socks;
+	sb.dns_port4 = (bb_u16)ports->dns4;
+	sb.dns_port6 = (bb_u16)ports->dns6;
+	sb.tport4 = (bb_u16)ports->transparent4;
+	sb.tport6 = (bb_u16)ports->transparent6;
 	if (bpf_map_update_elem(fd, &id, &sb, BPF_EXIST))
 		return errmsg_set(em, -errno, "switching the sandbox to enforcement");
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
@@ -324,6 +328,25 @@ static void delete_sandbox_values(int fd, uint64_t id)
 	free(found);
 }
 
+/* Redirected connections the proxy never accepted (their key is the client's, the value names the sandbox). */
+static void delete_tconns(int fd, uint64_t id)
+{
+	struct bb_tconn_key key, next;
+	struct bb_tconn v;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		if (!bpf_map_lookup_elem(fd, &key, &v) && v.sandbox == id) {
+			bpf_map_delete_elem(fd, &key);
+			/* Deleting the current key restarts the walk from wherever the map now begins. */
+			prev = NULL;
+			continue;
+		}
+		prev = &key;
+	}
+}
+
 void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 {
 	delete_sandbox_values(st->maps.sigio_owners, id);
@@ -332,6 +355,8 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 	delete_sandbox_keys(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
 	delete_sandbox_keys(st->maps.unix_names, id, sizeof(struct bb_unix_name_key));
 	delete_sandbox_keys(st->maps.device_allow, id, sizeof(struct bb_device_key));
+	delete_sandbox_keys(st->maps.learned, id, sizeof(struct bb_learned_key));
+	delete_tconns(st->maps.tconns, id);
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
 	/* The sandbox goes first, so no program finds its ring buffer once given back. */
 	bpf_map_delete_elem(st->maps.sandboxes, &id);

@@ -40,8 +40,15 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 /* Lets the sandbox reach these abstract Unix socket names (given without the leading '@'). */
 int sandbox_maps_allow_unix_names(const struct bpf_state *st, uint64_t id, const char *const *names, size_t n,
 				  struct errmsg *em);
-/* Switches the sandbox to enforcement, with the proxy ports (0 = none) its connects may reach. */
-int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, unsigned proxy_port, unsigned socks_port,
+/* Where the kernel lets a sandbox's connects go, or sends them; 0 = none. */
+struct sandbox_ports {
+	unsigned proxy, socks; /* reachable on 127.0.0.1 */
+	unsigned dns4, dns6; /* port 53 goes here (127.0.0.1, ::1) */
+	unsigned transparent4, transparent6; /* TCP to learned addresses goes here */
+};
+
+/* Switches the sandbox to enforcement with its ports. */
+int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, const struct sandbox_ports *ports,
 			 struct errmsg *em);
 /* Counters the kernel keeps for the sandbox. */
 int sandbox_maps_counters(const struct bpf_state *st, uint64_t id, uint64_t *lost, uint64_t *denied);

@@ -44,20 +44,72 @@ static bool allow_literal(void *ctx, const struct sockaddr *sa)
 	return policy_decide_host(sp->policy, host, port, NULL, NULL) == NET_ALLOW;
 }
 
+static int orig_dst(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
+		    struct sockaddr_storage *orig)
+{
+	struct sandbox_proxy *sp = ctx;
+
+	return sandbox_learned_orig_dst(sp->learned, client, listener, orig);
+}
+
+/*
+ * A redirected connection: a name is allowed when the policy allows it on
+ * the port AND the address it was going to was learned for that very name
+ * (an allowed SNI pinned to another address, a foreign Host on a shared
+ * address are refused). Without a name, the address must have been learned
+ * for some name the policy allows on that port.
+ */
+static void decide_transparent(void *ctx, const char *name, const struct sockaddr_storage *orig,
+			       struct proxy_decision *out)
+{
+	struct sandbox_proxy *sp = ctx;
+	const struct sockaddr *sa = (const struct sockaddr *)orig;
+	unsigned port = ntohs(orig->ss_family == AF_INET ? ((const struct sockaddr_in *)orig)->sin_port
+							 : ((const struct sockaddr_in6 *)orig)->sin6_port);
+	const char *rule = NULL, *reason = NULL;
+
+	out->allow = false;
+	out->reason = NULL;
+	if (!name) {
+		out->allow = sandbox_learned_allowed_name(sp->learned, sa, port, &rule);
+		out->rule = out->allow ? rule : "transparent:no-name";
+		if (!out->allow)
+			out->reason = "no name, and the address was not learned for a name allowed on this port";
+		return;
+	}
+	if (policy_decide_host(sp->policy, name, port, &rule, &reason) != NET_ALLOW) {
+		out->rule = rule;
+		out->reason = reason;
+		return;
+	}
+	if (!sandbox_learned_has(sp->learned, name, sa)) {
+		out->rule = "transparent:not-learned";
+		out->reason = "the address was not learned for this name";
+		return;
+	}
+	out->allow = true;
+	out->rule = rule;
+}
+
 static void on_event(void *ctx, const struct proxy_event *pe)
 {
 	struct sandbox_proxy *sp = ctx;
 	bool refused = !pe->allowed;
 	struct log_event *ev;
-	const char *action = !strcmp(pe->protocol, "http-connect") ? "proxy-connect"
+	const char *action = pe->transparent			       ? "proxy-transparent"
+			     : !strcmp(pe->protocol, "http-connect") ? "proxy-connect"
 			     : !strcmp(pe->protocol, "http")	       ? "proxy-http"
 								       : "proxy-socks";
 
 	ev = log_event_new(refused ? LOG_WARN : LOG_INFO, "event", "network",
 			   refused ? "connection,denied" : "connection,allowed", action,
 			   refused ? "failure" : "success");
-	if (pe->host)
+	if (pe->host && !(pe->orig_addr && !strcmp(pe->host, pe->orig_addr)))
 		log_event_set_str(ev, "destination.domain", pe->host);
+	if (pe->orig_addr)
+		log_event_set_str(ev, "destination.ip", pe->orig_addr);
+	if (pe->transparent)
+		log_event_set_str(ev, "bpfbox.transparent.kind", pe->transparent);
 	if (pe->port)
 		log_event_set_int(ev, "destination.port", pe->port);
 	if (pe->method)
@@ -71,7 +123,7 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	}
 	if (pe->client_addr)
 		log_event_set_str(ev, "source.address", pe->client_addr);
-	log_event_set_str(ev, "network.protocol", pe->protocol);
+	log_event_set_str(ev, "network.protocol", pe->transparent ? pe->transparent : pe->protocol);
 	log_event_set_str(ev, "rule.name", pe->rule ? pe->rule : "malformed");
 	if (pe->reason)
 		log_event_set_str(ev, "event.reason", pe->reason);
@@ -79,7 +131,14 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	log_event_set_int(ev, "destination.bytes", (long long)pe->bytes_down);
 	if (pe->error)
 		log_event_set_str(ev, "error.message", pe->error);
-	log_event_message(ev, "%s %s %s:%u via the proxy (%s)%s%s", refused ? "denied" : "allowed",
+	if (pe->transparent)
+		log_event_message(ev, "%s %s %s:%u at %s, redirected to the proxy (%s)%s%s",
+				  refused ? "denied" : "allowed", pe->method ? pe->method : pe->transparent,
+				  pe->host ? pe->host : "?", pe->port, pe->orig_addr ? pe->orig_addr : "?",
+				  pe->rule ? pe->rule : "malformed request", pe->error ? ": " : "",
+				  pe->error ? pe->error : "");
+	else
+		log_event_message(ev, "%s %s %s:%u via the proxy (%s)%s%s", refused ? "denied" : "allowed",
 			  pe->method ? pe->method : pe->protocol, pe->host ? pe->host : "?", pe->port,
 			  pe->rule ? pe->rule : "malformed request", pe->error ? ": " : "", pe->error ? pe->error : "");
 	if (refused)
@@ -88,6 +147,12 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 }
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em)
+{
+	return sandbox_proxy_start_transparent(sp, p, log, NULL, em);
+}
+
+int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
+				    struct sandbox_learned *learned, struct errmsg *em)
 {
 	struct proxy_config cfg = { 0 };
 	const char *texts[256], *why = NULL;
@@ -110,11 +175,19 @@ int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct
 	cfg.on_event = on_event;
 	cfg.ctx = sp;
 	cfg.guard = &sp->guard;
+	if (learned) {
+		sp->learned = learned;
+		sp->transparent.orig_dst = orig_dst;
+		sp->transparent.decide = decide_transparent;
+		cfg.transparent = &sp->transparent;
+	}
 	err = proxy_start(&cfg, &sp->proxy, &sp->port);
 	if (err) {
 		addr_guard_free(&sp->guard);
 		return errmsg_set(em, err, "starting the sandbox's proxy on 127.0.0.1");
 	}
+	if (learned)
+		proxy_transparent_ports(sp->proxy, &sp->tport4, &sp->tport6);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "policy/policy.h"
 #include "proxy/addr_guard.h"
 #include "proxy/proxy.h"
+#include "sandbox/sandbox_learned.h"
 
 struct sandbox_proxy {
 	struct proxy *proxy;
@@ -15,9 +16,16 @@ struct sandbox_proxy {
 	const struct policy *policy;
 	struct log *log;
 	unsigned short port;
+	/* With transparent: connections the kernel redirected, decided with what was learned. */
+	struct sandbox_learned *learned;
+	struct proxy_transparent transparent;
+	unsigned short tport4, tport6;
 };
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em);
+/* The same, with transparent listeners deciding by name and learned (NULL: none, as above). */
+int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
+				    struct sandbox_learned *learned, struct errmsg *em);
 void sandbox_proxy_stop(struct sandbox_proxy *sp);
 
 #endif

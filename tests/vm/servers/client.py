@@ -3,8 +3,15 @@
 
   client.py tcp HOST PORT        connect, send a line, print what comes back
   client.py tcp6 HOST PORT       the same over an AF_INET6 socket
+  client.py peer HOST PORT       connect (name resolved in the sandbox), wait for
+                                 the server's first line, print "ok peer=ADDR:PORT LINE"
   client.py dns HOST PORT        a DNS query for example.com by sendto (UDP)
   client.py udpconn HOST PORT    the same on a connected UDP socket
+  client.py resolve T HOST PORT NAME [TYPE]
+                                 ask HOST:PORT for NAME (A, or AAAA) over T
+                                 (udp, udpconn, tcp; udp6, tcp6 for IPv6
+                                 sockets); prints "ok rcode=N from=ADDR
+                                 addrs=A,B" (from: recvfrom / getpeername)
   client.py raw | packet         open a raw IPv4 / a packet socket
   client.py bind HOST PORT       bind a TCP socket
   client.py listen               listen on an ephemeral loopback port
@@ -23,6 +30,70 @@ def dns_query():
     q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
     q += b"".join(bytes([len(p)]) + p for p in b"example.com".split(b".")) + b"\0"
     return q + struct.pack(">HH", 1, 1)
+
+
+def parse_name(m, o):
+    """Skips a (possibly compressed) name; returns the offset after it."""
+    while True:
+        ln = m[o]
+        if ln & 0xC0 == 0xC0:
+            return o + 2
+        if ln == 0:
+            return o + 1
+        o += 1 + ln
+
+
+def parse_answer(m):
+    rcode = m[3] & 0xF
+    qd, an = struct.unpack(">HH", m[4:8])
+    o = 12
+    for _ in range(qd):
+        o = parse_name(m, o) + 4
+    addrs = []
+    for _ in range(an):
+        o = parse_name(m, o)
+        t, _c, _ttl, rdlen = struct.unpack(">HHIH", m[o:o + 10])
+        o += 10
+        if t == 1 and rdlen == 4:
+            addrs.append(socket.inet_ntop(socket.AF_INET, m[o:o + 4]))
+        elif t == 28 and rdlen == 16:
+            addrs.append(socket.inet_ntop(socket.AF_INET6, m[o:o + 16]))
+        o += rdlen
+    return rcode, addrs
+
+
+def resolve(args):
+    tr, host, port, name = args[0], args[1], int(args[2]), args[3]
+    qtype = 28 if len(args) > 4 and args[4] == "AAAA" else 1
+    q = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
+    q += b"".join(bytes([len(p)]) + p for p in name.encode().split(b".")) + b"\0"
+    q += struct.pack(">HH", qtype, 1)
+    fam = socket.AF_INET6 if tr.endswith("6") else socket.AF_INET
+    if tr.startswith("tcp"):
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect((host, port))
+        s.sendall(struct.pack(">H", len(q)) + q)
+        data = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            data += b
+        peer = s.getpeername()
+        m = data[2:]
+    else:
+        s = socket.socket(fam, socket.SOCK_DGRAM)
+        s.settimeout(10)
+        if tr == "udpconn":
+            s.connect((host, port))
+            s.send(q)
+        else:
+            s.sendto(q, (host, port))
+        m, peer = s.recvfrom(4096)
+    rcode, addrs = parse_answer(m)
+    where = ("[%s]:%d" if fam == socket.AF_INET6 else "%s:%d") % (peer[0], peer[1])
+    return "ok rcode=%d from=%s addrs=%s" % (rcode, where, ",".join(addrs))
 
 
 def unix_addr(path):
@@ -46,6 +117,13 @@ def run(mode, args):
         s.connect((args[0], int(args[1])))
         s.send(dns_query())
         return "ok sent"
+    if mode == "peer":
+        s = socket.create_connection((args[0], int(args[1])), timeout=15)
+        peer = s.getpeername()
+        line = s.recv(200).decode(errors="replace").strip()
+        return "ok peer=%s:%d %s" % (peer[0], peer[1], line)
+    if mode == "resolve":
+        return resolve(args)
     if mode == "raw":
         socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         return "ok raw"

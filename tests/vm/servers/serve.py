@@ -32,9 +32,13 @@ class Threaded(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
+class Threaded6(Threaded):
+    address_family = socket.AF_INET6
+
+
 def http_server(addr, port, root, cert=None, key=None):
     handler = functools.partial(Quiet, directory=root)
-    srv = Threaded((addr, int(port)), handler)
+    srv = (Threaded6 if ":" in addr else Threaded)((addr, int(port)), handler)
     if cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)

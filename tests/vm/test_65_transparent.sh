@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# The transparent path, on by default. The sandbox's DNS: every port-53
+# query of the sandbox (UDP and TCP, to any server, IPv4 and IPv6) reaches
+# the sandbox's own resolver in the kernel; allowed names are asked of the
+# host's resolver (dnsmasq in a network namespace playing the internet),
+# others get NXDOMAIN and an event, and the upstream never hears of them.
+# The application sees the answer come from the server it asked (recvmsg,
+# getpeername). Then clients that ignore the proxy variables (curl
+# --noproxy, node fetch, python without proxies, a raw TCP client) reach
+# allowed names through the kernel's redirect to the proxy, which decides by
+# TLS server_name or HTTP Host AND the learned address; hostile clients
+# (an allowed name pinned to another address, a foreign Host) are refused
+# with events.
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/vm/servers/net.sh
+. "$T_ROOT/tests/vm/servers/net.sh"
+
+restore_resolv() {
+	[ -f "$T_TMP/resolv.conf.saved" ] && cp "$T_TMP/resolv.conf.saved" /etc/resolv.conf
+	[ -f "$T_TMP/hosts.saved" ] && cp "$T_TMP/hosts.saved" /etc/hosts
+	return 0
+}
+trap 'rc=$?; restore_resolv; net_cleanup; (exit $rc); t_summary' EXIT
+
+command -v dnsmasq >/dev/null || t_skip_all "dnsmasq is not installed (tools/install-deps.sh)"
+
+CLIENT=$T_ROOT/tests/vm/servers/client.py
+LOG=$T_TMP/log.ndjson
+DNSLOG=$T_TMP/dnsmasq.log
+mkdir -p "$T_TMP/www" "$T_TMP/www2" "$T_TMP/tls"
+echo hello-remote >"$T_TMP/www/hello.txt"
+echo hello-other >"$T_TMP/www2/hello.txt"
+CA=$T_TMP/tls/ca.pem
+
+P=$T_TMP/policy.json
+cat >"$P" <<JSON
+{
+  "network": { "allowedDomains": ["allowed.test", "*.wild.test", "port.test:8080", "other.test",
+                                  "ssh.test:22"],
+               "deniedDomains": ["bad.wild.test"] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] }
+}
+JSON
+box() { "$BPFBOX" exec --policy "$P" --log-file "$LOG" -- "$@"; }
+
+assert_succeeds "a test CA and server certificate are made" \
+	"$T_ROOT/tests/vm/servers/make-ca.sh" "$T_TMP/tls" allowed.test other.test denied.test
+assert_succeeds "a remote network namespace is set up" net_remote_up
+ip -n bbremote addr add 10.200.0.3/24 dev bbveth1
+ip -n bbremote addr add fd00:200::2/64 dev bbveth1 nodad
+ip addr add fd00:200::1/64 dev bbveth0 nodad
+ip netns exec bbremote dnsmasq --conf-file=/dev/null --pid-file= --keep-in-foreground --no-resolv --no-hosts --bind-interfaces \
+	--listen-address=10.200.0.2 --user=root --log-queries --log-facility="$DNSLOG" \
+	--host-record=allowed.test,10.200.0.2,fd00:200::2 --host-record=denied.test,10.200.0.3 \
+	--host-record=a.wild.test,10.200.0.2 --host-record=bad.wild.test,10.200.0.2 \
+	--host-record=port.test,10.200.0.2 --host-record=cdn.other.test,10.200.0.2 \
+	--host-record=other.test,10.200.0.3 --host-record=ssh.test,10.200.0.2 \
+	--cname=alias.wild.test,cdn.other.test 2>>"$T_TMP/servers.log" &
+NET_PIDS+=($!)
+dnsmasq_up() {
+	for _ in $(seq 100); do
+		python3 "$CLIENT" resolve udp 10.200.0.2 53 allowed.test >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+assert_succeeds "dnsmasq answers in the remote namespace" dnsmasq_up
+assert_succeeds "HTTP and HTTPS on two addresses, HTTP on IPv6, an ssh-style echo, in the namespace" \
+	net_serve bbremote http 10.200.0.2 80 "$T_TMP/www" , http 10.200.0.3 80 "$T_TMP/www2" , \
+	https 10.200.0.2 443 "$T_TMP/www" "$T_TMP/tls/server.pem" "$T_TMP/tls/server.key" , \
+	https 10.200.0.3 443 "$T_TMP/www2" "$T_TMP/tls/server.pem" "$T_TMP/tls/server.key" , \
+	http 10.200.0.2 8080 "$T_TMP/www" , http fd00:200::2 80 "$T_TMP/www" , \
+	https fd00:200::2 443 "$T_TMP/www" "$T_TMP/tls/server.pem" "$T_TMP/tls/server.key" , echo 10.200.0.2 22
+cp /etc/resolv.conf "$T_TMP/resolv.conf.saved" 2>/dev/null || : >"$T_TMP/resolv.conf.saved"
+echo "nameserver 10.200.0.2" >/etc/resolv.conf
+# /etc/hosts is learned at launch: only what this file puts there (earlier tests leave names behind).
+cp /etc/hosts "$T_TMP/hosts.saved"
+printf '127.0.0.1 localhost\n::1 localhost\n10.200.0.3 hosts.wild.test\n' >/etc/hosts
+upstream_asked() { grep -q "query\[[A-Z]*\] $1 from" "$DNSLOG"; }
+
+# The system resolver (glibc) inside the sandbox, unaware of any of this.
+assert_succeeds "getent resolves an allowed name" box getent ahostsv4 allowed.test
+assert_contains "$T_OUT" '^10\.200\.0\.2 '
+assert_event "the answer is an event naming the question and the rule" \
+	'.event.action == "dns-query" and .dns.question.name == "allowed.test" and .rule.name == "allowedDomains:allowed.test" and .event.outcome == "success" and .bpfbox.dns.addresses >= 1'
+assert_succeeds "the upstream was asked for it" upstream_asked allowed.test
+assert_succeeds "a wildcard entry allows a subdomain" box getent ahostsv4 a.wild.test
+assert_contains "$T_OUT" '^10\.200\.0\.2 '
+assert_succeeds "a name allowed on one port only is answered" box getent ahostsv4 port.test
+assert_succeeds "an allowed name whose answer is a CNAME to another name resolves" box getent ahostsv4 alias.wild.test
+assert_contains "$T_OUT" '^10\.200\.0\.2 '
+assert_event "the addresses at the end of the chain are bound to the name asked" \
+	'.event.action == "dns-query" and .dns.question.name == "alias.wild.test" and .bpfbox.dns.addresses == 1' 
+assert_fails "a name outside the policy does not resolve" box getent ahostsv4 denied.test
+assert_event "the refusal is an event with the name and default rule" \
+	'.event.action == "dns-query" and .dns.question.name == "denied.test" and .rule.name == "default:network" and .event.outcome == "failure" and .dns.response_code == "NXDOMAIN"'
+assert_fails "the upstream never heard of the denied name" upstream_asked denied.test
+assert_fails "deniedDomains wins over a wildcard" box getent ahostsv4 bad.wild.test
+assert_event "its event names the denying entry" \
+	'.event.action == "dns-query" and .dns.question.name == "bad.wild.test" and .rule.name == "deniedDomains:bad.wild.test"'
+assert_fails "nor of the denied wildcard name" upstream_asked bad.wild.test
+
+# Any server, any transport: the sandbox's resolver answers, the application sees the server it asked.
+assert_succeeds "UDP to another server is answered by the sandbox's resolver" \
+	box python3 "$CLIENT" resolve udp 192.0.2.53 53 allowed.test
+assert_contains "$T_OUT" '^ok rcode=0 from=192\.0\.2\.53:53 addrs=10\.200\.0\.2$' "from the server asked (recvmsg)"
+assert_succeeds "a connected UDP socket too" box python3 "$CLIENT" resolve udpconn 192.0.2.53 53 denied.test
+assert_contains "$T_OUT" '^ok rcode=3 from=192\.0\.2\.53:53 addrs=$' "NXDOMAIN for the denied name"
+assert_succeeds "DNS over TCP is answered by the sandbox's resolver" \
+	box python3 "$CLIENT" resolve tcp 192.0.2.53 53 allowed.test
+assert_contains "$T_OUT" '^ok rcode=0 from=192\.0\.2\.53:53 addrs=10\.200\.0\.2$' "getpeername shows the server asked"
+assert_succeeds "DNS over TCP for a denied name" box python3 "$CLIENT" resolve tcp 10.200.0.2 53 denied.test
+assert_contains "$T_OUT" '^ok rcode=3 ' "gets NXDOMAIN"
+assert_event "the TCP refusal is an event" \
+	'.event.action == "dns-query" and .dns.question.name == "denied.test" and .network.transport == "tcp"'
+assert_fails "the upstream still never heard of it" upstream_asked denied.test
+if ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
+	assert_succeeds "IPv6 DNS over UDP is answered" box python3 "$CLIENT" resolve udp6 fd00:200::2 53 allowed.test AAAA
+	assert_contains "$T_OUT" '^ok rcode=0 from=\[fd00:200::2\]:53 addrs=fd00:200::2$'
+	assert_succeeds "IPv6 DNS over TCP is answered" box python3 "$CLIENT" resolve tcp6 fd00:200::2 53 denied.test
+	assert_contains "$T_OUT" '^ok rcode=3 from=\[fd00:200::2\]:53 '
+	assert_succeeds "an IPv4-mapped server is answered" box python3 "$CLIENT" resolve tcp6 ::ffff:192.0.2.53 53 allowed.test
+	assert_contains "$T_OUT" '^ok rcode=0 from=\[::ffff:192\.0\.2\.53\]:53 addrs=10\.200\.0\.2$'
+else
+	t_skip "IPv6 DNS" "the guest has no IPv6 loopback"
+fi
+
+# Only port 53 is redirected; other UDP is refused in the kernel as before.
+assert_fails "UDP to port 443 (QUIC) is refused" box python3 "$CLIENT" dns 10.200.0.2 443
+assert_contains "$T_OUT" '^EPERM'
+assert_event "the UDP 443 refusal is an event" \
+	'.event.action == "sendmsg" and .destination.port == 443 and .network.transport == "udp"'
+
+# Transparent: clients that ignore the proxy variables, to allowed names.
+assert_succeeds "curl --noproxy '*' over HTTP reaches an allowed name" \
+	box curl -sS --max-time 20 --noproxy '*' http://allowed.test/hello.txt
+assert_contains "$T_OUT" '^hello-remote$'
+assert_event "as a transparent HTTP event with the name and the address" \
+	'.event.action == "proxy-transparent" and .bpfbox.transparent.kind == "http" and .destination.domain == "allowed.test" and (.destination.ip == "10.200.0.2" or .destination.ip == "fd00:200::2") and .destination.port == 80 and .event.outcome == "success"'
+assert_succeeds "curl --noproxy '*' over HTTPS reaches an allowed name" \
+	box curl -sS --max-time 20 --noproxy '*' --cacert "$CA" https://allowed.test/hello.txt
+assert_contains "$T_OUT" '^hello-remote$'
+assert_event "as a transparent TLS event named by the ClientHello" \
+	'.event.action == "proxy-transparent" and .bpfbox.transparent.kind == "tls" and .destination.domain == "allowed.test" and .destination.port == 443 and .event.outcome == "success"'
+assert_succeeds "a name allowed on one port is reached on it" \
+	box curl -sS --max-time 20 --noproxy '*' http://port.test:8080/hello.txt
+assert_contains "$T_OUT" '^hello-remote$'
+assert_fails "and not on another port (refused in the kernel)" \
+	box curl -sS --max-time 20 --noproxy '*' http://port.test/hello.txt
+assert_event "that refusal is the kernel's" \
+	'.event.action == "connect" and .destination.ip == "10.200.0.2" and .destination.port == 80 and .process.name == "curl"'
+if command -v node >/dev/null; then
+	assert_succeeds "node's fetch (no proxy) reaches an allowed name over HTTP and HTTPS" \
+		box env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy NODE_EXTRA_CA_CERTS="$CA" node -e '
+			(async () => {
+				for (const u of ["http://allowed.test/hello.txt", "https://allowed.test/hello.txt"])
+					process.stdout.write((await (await fetch(u)).text()));
+			})().catch((e) => { console.error(e); process.exit(1); });'
+	assert_contains "$T_OUT" '^hello-remote$'
+	assert_eq 2 "$(grep -c '^hello-remote$' "$T_OUT")" "both answers arrived"
+else
+	t_skip "node fetch" "node is not installed"
+fi
+assert_succeeds "python urllib with proxies off reaches an allowed name" \
+	box python3 -c 'import urllib.request as u; print(u.build_opener(u.ProxyHandler({})).open("http://allowed.test/hello.txt", timeout=20).read().decode(), end="")'
+assert_contains "$T_OUT" '^hello-remote$'
+assert_succeeds "raw TCP to an allowed name and port (no name in the bytes; the server speaks first)" \
+	box python3 "$CLIENT" peer ssh.test 22
+assert_contains "$T_OUT" '^ok peer=10\.200\.0\.2:22 SSH-2\.0-bpfbox-test-echo$' "getpeername shows the original address"
+assert_event "as a transparent event without a name" \
+	'.event.action == "proxy-transparent" and .bpfbox.transparent.kind == "tcp" and .destination.ip == "10.200.0.2" and .destination.port == 22 and .rule.name == "allowedDomains:ssh.test:22"'
+if ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
+	assert_succeeds "IPv6: curl -6 --noproxy '*' reaches an allowed name's AAAA" \
+		box curl -6 -sS --max-time 20 --noproxy '*' http://allowed.test/hello.txt
+	assert_contains "$T_OUT" '^hello-remote$'
+	assert_event "as a transparent event to the IPv6 address" \
+		'.event.action == "proxy-transparent" and .destination.ip == "fd00:200::2" and .event.outcome == "success"'
+fi
+
+assert_succeeds "a name /etc/hosts gives is learned at launch, no DNS asked" \
+	box curl -sS --max-time 20 --noproxy '*' http://hosts.wild.test/hello.txt
+assert_contains "$T_OUT" '^hello-other$'
+assert_fails "the upstream was not asked for it" upstream_asked hosts.wild.test
+
+# Hostile clients.
+assert_fails "an allowed TLS name pinned to another learned address is closed" \
+	box sh -c 'getent ahostsv4 other.test >/dev/null && curl -sS --max-time 20 --noproxy "*" --cacert "$1" --resolve allowed.test:443:10.200.0.3 https://allowed.test/hello.txt' sh "$CA"
+assert_not_contains "$T_OUT" hello-other "no byte of the other server's answer"
+assert_event "the refusal names the name, the address and why" \
+	'.event.action == "proxy-transparent" and .event.outcome == "failure" and .destination.domain == "allowed.test" and .destination.ip == "10.200.0.3" and .rule.name == "transparent:not-learned"'
+assert_fails "an allowed Host pinned to another learned address gets srt's 403" \
+	box sh -c 'getent ahostsv4 other.test >/dev/null && curl -fsS --max-time 20 --noproxy "*" --resolve allowed.test:80:10.200.0.3 http://allowed.test/hello.txt'
+assert_contains "$T_OUT" '403' "a 403"
+assert_fails "a foreign Host on a learned address gets srt's 403" \
+	box curl -sS -f --max-time 20 --noproxy '*' -H 'Host: other.test' http://allowed.test/hello.txt
+assert_contains "$T_OUT" '403'
+assert_event "with an event naming the Host and the address" \
+	'.event.action == "proxy-transparent" and .destination.domain == "other.test" and (.destination.ip == "10.200.0.2" or .destination.ip == "fd00:200::2") and .rule.name == "transparent:not-learned"'
+assert_succeeds "the 403 is srt's answer" \
+	box curl -sS --max-time 20 --noproxy '*' -D - -H 'Host: denied.test' http://allowed.test/hello.txt
+assert_contains "$T_OUT" 'X-Proxy-Error: blocked-by-allowlist'
+assert_contains "$T_OUT" 'Connection blocked by network allowlist'
+assert_event "a denied Host is refused by the policy's rule" \
+	'.event.action == "proxy-transparent" and .destination.domain == "denied.test" and .rule.name == "default:network"'
+assert_fails "an address never learned is refused in the kernel" \
+	box curl -sS --max-time 20 --noproxy '*' --resolve allowed.test:80:10.200.0.9 http://allowed.test/hello.txt
+assert_event "as today, with the kernel's event" \
+	'.event.action == "connect" and .destination.ip == "10.200.0.9" and .destination.port == 80'
+assert_fails "a denied name does not resolve, so there is nothing to connect to" \
+	box curl -sS --max-time 20 --noproxy '*' http://denied.test/hello.txt
+assert_contains "$T_OUT" '(resolve|Could not)'
+assert_succeeds "clients using the proxy variables work as before" \
+	box curl -sS --max-time 20 http://allowed.test/hello.txt
+assert_contains "$T_OUT" '^hello-remote$'
+assert_event "through the explicit proxy" '.event.action == "proxy-http" and .destination.domain == "allowed.test"'
+
+# "transparent": false: port 53 is refused in the kernel, no resolver runs.
+PO=$T_TMP/policy-opaque.json
+jq '. + {bpfbox: {network: {transparent: false}}}' "$P" >"$PO"
+assert_fails "with transparent off, DNS is refused in the kernel" \
+	"$BPFBOX" exec --policy "$PO" --log-file "$LOG" -- python3 "$CLIENT" resolve udp 192.0.2.54 53 allowed.test
+assert_contains "$T_OUT" '^EPERM'
+assert_event "as an event, as before" \
+	'.event.action == "sendmsg" and .destination.ip == "192.0.2.54" and .destination.port == 53'
+assert_fails "with transparent off, curl --noproxy '*' to an allowed name fails" \
+	"$BPFBOX" exec --policy "$PO" --log-file "$LOG" -- curl -sS --max-time 20 --noproxy '*' http://allowed.test/hello.txt
+assert_not_contains "$T_OUT" hello-remote
+
+assert_succeeds "every event line validates against the schema" \
+	python3 "$T_ROOT/tests/tools/validate-events.py" "$LOG"

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/* DNS messages: strict query parser, answer parser, the resolver's own answers. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "dns_msg.h"
+
+#define FLAG_QR 0x8000u
+#define FLAG_RD 0x0100u
+#define FLAG_RA 0x0080u
+#define OPCODE(f) (((f) >> 11) & 0xfu)
+/* Compression pointers followed while reading one name: more is a loop. */
+#define MAX_JUMPS 32
+/* CNAMEs followed from the question's name. */
+#define MAX_CNAMES 16
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static bool label_byte_ok(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/*
+ * Reads a name at *off into out as lower-case text. With compress false a
+ * pointer is malformed and every byte must be a label byte (a query). With
+ * compress true pointers must point backwards (so they cannot loop) and
+ * labels are only length-checked; a byte that is not a label byte makes the
+ * name unmatchable (it is written as '?', which no policy name contains).
+ * *off moves past the name as it sits in the message.
+ */
+static int read_name(const uint8_t *msg, size_t len, size_t *off, char out[DNS_NAME_MAX], bool compress)
+{
+	size_t pos = *off, o = 0, end = 0, wire = 0;
+	int jumps = 0;
+
+	for (;;) {
+		uint8_t l;
+
+		if (pos >= len)
+			return -EINVAL;
+		l = msg[pos];
+		if ((l & 0xc0) == 0xc0) {
+			size_t target;
+
+			if (!compress || pos + 1 >= len || ++jumps > MAX_JUMPS)
+				return -EINVAL;
+			target = (size_t)(l & 0x3f) << 8 | msg[pos + 1];
+			if (target >= pos)
+				return -EINVAL;
+			if (!end)
+				end = pos + 2;
+			pos = target;
+			continue;
+		}
+		if (l & 0xc0)
+			return -EINVAL; /* extended label types */
+		if (l == 0) {
+			if (!end)
+				end = pos + 1;
+			break;
+		}
+		wire += 1u + l;
+		if (wire > 254 || pos + 1 + l > len)
+			return -EINVAL;
+		if (o + l + 1 > DNS_NAME_MAX)
+			return -EINVAL;
+		if (o)
+			out[o++] = '.';
+		for (size_t i = 0; i < l; i++) {
+			uint8_t c = msg[pos + 1 + i];
+
+			if (!label_byte_ok(c)) {
+				if (!compress)
+					return -EINVAL;
+				c = '?';
+			}
+			out[o++] = (c >= 'A' && c <= 'Z') ? c + 32 : c;
+		}
+		pos += 1u + l;
+	}
+	out[o] = 0;
+	*off = end;
+	return 0;
+}
+
+int dns_parse_query(const uint8_t *msg, size_t len, struct dns_question *q)
+{
+	uint16_t flags, qd, an, ns, ar;
+	size_t off = DNS_HEADER_LEN;
+	int err;
+
+	memset(q, 0, sizeof(*q));
+	if (len < DNS_HEADER_LEN)
+		return -EINVAL;
+	q->id = get16(msg);
+	flags = get16(msg + 2);
+	q->rd = flags & FLAG_RD;
+	qd = get16(msg + 4);
+	an = get16(msg + 6);
+	ns = get16(msg + 8);
+	ar = get16(msg + 10);
+	if (flags & FLAG_QR)
+		return -EINVAL;
+	if (OPCODE(flags) != 0)
+		return -EOPNOTSUPP;
+	if (qd != 1 || an || ns || ar > 1)
+		return -EINVAL;
+	err = read_name(msg, len, &off, q->name, false);
+	if (err)
+		return err;
+	if (off + 4 > len)
+		return -EINVAL;
+	q->qtype = get16(msg + off);
+	q->qclass = get16(msg + off + 2);
+	off += 4;
+	q->end = off;
+	if (ar) {
+		/* EDNS: root name, type OPT, class (payload size), TTL (flags), RDLENGTH, RDATA. */
+		uint16_t rdlen;
+
+		if (off + 11 > len || msg[off] != 0 || get16(msg + off + 1) != DNS_TYPE_OPT)
+			return -EINVAL;
+		rdlen = get16(msg + off + 9);
+		off += 11;
+		if (off + rdlen > len)
+			return -EINVAL;
+		off += rdlen;
+	}
+	if (off != len)
+		return -EINVAL;
+	if (q->qtype == DNS_TYPE_OPT || q->qtype == 0)
+		return -EINVAL;
+	return 0;
+}
+
+struct cname_set {
+	char names[MAX_CNAMES + 1][DNS_NAME_MAX];
+	size_t n;
+};
+
+static bool in_set(const struct cname_set *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], name))
+			return true;
+	return false;
+}
+
+/* One record of the answer section, its bounds checked. */
+struct rr {
+	char owner[DNS_NAME_MAX];
+	uint16_t type, class, rdlen;
+	uint32_t ttl;
+	size_t rdata;
+};
+
+static int next_rr(const uint8_t *msg, size_t len, size_t *pos, struct rr *r)
+{
+	int err = read_name(msg, len, pos, r->owner, true);
+
+	if (err)
+		return err;
+	if (*pos + 10 > len)
+		return -EINVAL;
+	r->type = get16(msg + *pos);
+	r->class = get16(msg + *pos + 2);
+	r->ttl = get32(msg + *pos + 4);
+	r->rdlen = get16(msg + *pos + 8);
+	r->rdata = *pos + 10;
+	if (r->rdata + r->rdlen > len)
+		return -EINVAL;
+	*pos = r->rdata + r->rdlen;
+	return 0;
+}
+
+int dns_parse_answer(const uint8_t *msg, size_t len, uint16_t id, const struct dns_question *q,
+		     struct dns_addr *out, size_t max, size_t *n, unsigned *rcode)
+{
+	/* Large: kept off small thread stacks. */
+	static __thread struct cname_set chain;
+	static __thread struct rr r;
+	char name[DNS_NAME_MAX], target[DNS_NAME_MAX];
+	size_t off = DNS_HEADER_LEN, pos, before;
+	uint16_t flags, an;
+	int err;
+
+	*n = 0;
+	if (len < DNS_HEADER_LEN || get16(msg) != id)
+		return -EINVAL;
+	flags = get16(msg + 2);
+	*rcode = flags & 0xf;
+	an = get16(msg + 6);
+	if (!(flags & FLAG_QR) || OPCODE(flags) != 0 || get16(msg + 4) != 1)
+		return -EINVAL;
+	err = read_name(msg, len, &off, name, true);
+	if (err)
+		return err;
+	if (off + 4 > len || strcmp(name, q->name) || get16(msg + off) != q->qtype ||
+	    get16(msg + off + 2) != q->qclass)
+		return -EINVAL;
+	off += 4;
+	/* Every record is in bounds, and addresses and CNAME targets are well formed. */
+	pos = off;
+	for (size_t i = 0; i < an; i++) {
+		if (next_rr(msg, len, &pos, &r))
+			return -EINVAL;
+		if ((r.type == DNS_TYPE_A && r.rdlen != 4) || (r.type == DNS_TYPE_AAAA && r.rdlen != 16))
+			return -EINVAL;
+		if (r.type == DNS_TYPE_CNAME) {
+			size_t t = r.rdata;
+
+			if (read_name(msg, len, &t, target, true) || t != r.rdata + r.rdlen)
+				return -EINVAL;
+		}
+	}
+	/* The names the question's name leads to through CNAMEs, in whatever order they come. */
+	chain.n = 1;
+	strcpy(chain.names[0], q->name);
+	do {
+		before = chain.n;
+		pos = off;
+		for (size_t i = 0; i < an && chain.n <= MAX_CNAMES; i++) {
+			size_t t;
+
+			next_rr(msg, len, &pos, &r);
+			if (r.type != DNS_TYPE_CNAME || r.class != DNS_CLASS_IN || !in_set(&chain, r.owner))
+				continue;
+			t = r.rdata;
+			read_name(msg, len, &t, target, true);
+			if (!in_set(&chain, target))
+				strcpy(chain.names[chain.n++], target);
+		}
+	} while (chain.n != before && chain.n <= MAX_CNAMES);
+	pos = off;
+	for (size_t i = 0; i < an; i++) {
+		next_rr(msg, len, &pos, &r);
+		if (r.class != DNS_CLASS_IN || (r.type != DNS_TYPE_A && r.type != DNS_TYPE_AAAA) ||
+		    !in_set(&chain, r.owner) || *n >= max)
+			continue;
+		out[*n].family = r.type == DNS_TYPE_A ? AF_INET : AF_INET6;
+		memset(out[*n].addr, 0, 16);
+		memcpy(out[*n].addr, msg + r.rdata, r.rdlen);
+		out[*n].ttl = r.ttl > 0x7fffffffu ? 0 : r.ttl; /* RFC 2181: the high bit set means 0 */
+		(*n)++;
+	}
+	return 0;
+}
+
+int dns_build_error(const uint8_t *query, const struct dns_question *q, unsigned rcode, uint8_t *out,
+		    size_t outlen)
+{
+	size_t qlen = q->end ? q->end - DNS_HEADER_LEN : 0;
+	uint16_t flags = FLAG_QR | FLAG_RA | (q->rd ? FLAG_RD : 0) | (rcode & 0xf);
+
+	if (outlen < DNS_HEADER_LEN + qlen)
+		return -ENOSPC;
+	put16(out, q->id);
+	put16(out + 2, flags);
+	put16(out + 4, qlen ? 1 : 0);
+	put16(out + 6, 0);
+	put16(out + 8, 0);
+	put16(out + 10, 0);
+	if (qlen)
+		memcpy(out + DNS_HEADER_LEN, query + DNS_HEADER_LEN, qlen);
+	return (int)(DNS_HEADER_LEN + qlen);
+}
+
+int dns_fuzz_one(const uint8_t *data, size_t len)
+{
+	struct dns_question q;
+	struct dns_addr addrs[8];
+	uint8_t out[DNS_UDP_MAX];
+	unsigned rcode;
+	size_t n;
+
+	if (!dns_parse_query(data, len, &q))
+		dns_build_error(data, &q, DNS_RCODE_NXDOMAIN, out, sizeof(out));
+	/* Treat the same bytes as an answer to a fixed question. */
+	memset(&q, 0, sizeof(q));
+	strcpy(q.name, "example.com");
+	q.qtype = DNS_TYPE_A;
+	q.qclass = DNS_CLASS_IN;
+	dns_parse_answer(data, len, len >= 2 ? get16(data) : 0, &q, addrs, 8, &n, &rcode);
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DNS messages (RFC 1035) as the sandbox's resolver sees them: a strict
+ * parser for the one question a client may ask, a parser for the upstream's
+ * answer that finds the addresses bound to that question (through CNAMEs),
+ * and the few answers the resolver writes itself. Pure functions, no
+ * allocation: safe to feed hostile bytes (see dns_fuzz_one).
+ */
+#ifndef BPFBOX_DNS_MSG_H
+#define BPFBOX_DNS_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DNS_HEADER_LEN 12
+/* A name as text: at most 253 characters and the NUL. */
+#define DNS_NAME_MAX 254
+/* Largest message over UDP the resolver reads or sends; TCP allows 65535. */
+#define DNS_UDP_MAX 4096
+#define DNS_TCP_MAX 65535
+
+#define DNS_TYPE_A 1
+#define DNS_TYPE_CNAME 5
+#define DNS_TYPE_AAAA 28
+#define DNS_TYPE_OPT 41
+#define DNS_CLASS_IN 1
+
+#define DNS_RCODE_NOERROR 0
+#define DNS_RCODE_FORMERR 1
+#define DNS_RCODE_SERVFAIL 2
+#define DNS_RCODE_NXDOMAIN 3
+#define DNS_RCODE_NOTIMP 4
+
+struct dns_question {
+	char name[DNS_NAME_MAX]; /* lower case, dots between labels, no trailing dot; "" = the root */
+	uint16_t id;
+	uint16_t qtype;
+	uint16_t qclass;
+	bool rd; /* recursion desired, echoed in our own answers */
+	size_t end; /* offset just past the question in the message */
+};
+
+/* An address an answer binds to the question's name. */
+struct dns_addr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	uint32_t ttl;
+};
+
+/*
+ * A client's query: header with QR 0, opcode QUERY, exactly one question and
+ * no answer or authority records, at most one additional record which must
+ * be an EDNS OPT at the root; nothing after it. The name must not be
+ * compressed, labels are 1-63 bytes of letters, digits, '-' and '_'.
+ * Returns 0; -EINVAL when malformed (then *q->id and q->rd are set if the
+ * header could be read, and q->end is 0 unless the question parsed);
+ * -EOPNOTSUPP for an opcode other than QUERY.
+ */
+int dns_parse_query(const uint8_t *msg, size_t len, struct dns_question *q);
+
+/*
+ * An upstream answer to question q (sent with id): QR set, the same id and
+ * the same single question. Every record of the answer section is checked
+ * for bounds; A and AAAA records of class IN owned by the question's name or
+ * by a name a CNAME chain from it reaches are written to out (at most max;
+ * *n says how many). *rcode is the answer's RCODE. Returns 0 or -EINVAL.
+ */
+int dns_parse_answer(const uint8_t *msg, size_t len, uint16_t id, const struct dns_question *q,
+		     struct dns_addr *out, size_t max, size_t *n, unsigned *rcode);
+
+/*
+ * Writes the resolver's own answer to query (len bytes, question q) with
+ * rcode: the header and, when the question parsed, the question. Returns the
+ * length written or -ENOSPC.
+ */
+int dns_build_error(const uint8_t *query, const struct dns_question *q, unsigned rcode, uint8_t *out,
+		    size_t outlen);
+
+/* A fuzzing entry point: both parsers on arbitrary bytes. Returns 0. */
+int dns_fuzz_one(const uint8_t *data, size_t len);
+
+#endif

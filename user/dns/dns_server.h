@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One sandbox's DNS resolver. The kernel sends every port-53 query of the
+ * sandbox here (UDP and TCP, IPv4 on 127.0.0.1 and IPv6 on ::1). A name the
+ * decide callback allows is asked of the upstream servers (the host's
+ * /etc/resolv.conf); the answer's addresses are handed to on_answer before
+ * the answer leaves. Any other name gets NXDOMAIN. No cache: every sandbox
+ * has its own resolver and nothing is kept between queries.
+ */
+#ifndef BPFBOX_DNS_SERVER_H
+#define BPFBOX_DNS_SERVER_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "dns_msg.h"
+
+#define DNS_MAX_UPSTREAMS 3
+
+/* What happened to one query, for the log. */
+struct dns_query_event {
+	const char *name; /* the question, canonical; NULL when malformed */
+	unsigned qtype;
+	const char *transport; /* "udp" or "tcp" */
+	const char *client; /* "127.0.0.1:40000" as the resolver saw it */
+	bool allowed;
+	const char *rule;
+	const char *reason;
+	unsigned rcode; /* what the client got; DNS_RCODE_SERVFAIL when no upstream answered */
+	size_t n_addrs; /* addresses in the answer bound to the name */
+	const char *error;
+};
+
+struct dns_server_config {
+	/* Is the name allowed? rule (and reason) name the policy entry; they must outlive the call. */
+	bool (*decide)(void *ctx, const char *name, const char **rule, const char **reason);
+	/* Called with the addresses of an allowed answer before the client sees it. */
+	void (*on_answer)(void *ctx, const char *name, const struct dns_addr *addrs, size_t n);
+	void (*on_event)(void *ctx, const struct dns_query_event *ev);
+	void *ctx;
+	/* Upstream servers; n_upstreams 0 means those of /etc/resolv.conf. */
+	struct sockaddr_storage upstreams[DNS_MAX_UPSTREAMS];
+	size_t n_upstreams;
+	unsigned timeout_ms; /* per upstream try; 0 = 2000 */
+};
+
+struct dns_server;
+
+/*
+ * Binds UDP and TCP on 127.0.0.1 (same port, *port4) and on ::1 (*port6,
+ * 0 when the host has no IPv6 loopback) and starts the resolver's thread.
+ */
+int dns_server_start(const struct dns_server_config *cfg, struct dns_server **out, unsigned short *port4,
+		     unsigned short *port6);
+void dns_server_stop(struct dns_server *s);
+
+/* The nameserver lines of a resolv.conf (port 53). Returns how many, or a negative errno. */
+int dns_read_resolv_conf(const char *path, struct sockaddr_storage *out, size_t max);
+
+#endif

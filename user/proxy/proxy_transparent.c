@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A connection the kernel redirected to the proxy (it was going straight to
+ * an address the sandbox learned from its DNS): its first bytes give the
+ * name (TLS server_name, HTTP Host) or none, the policy callback decides by
+ * name and original address together, the guard checks the address, and the
+ * proxy dials exactly where the client was going. HTTP is rebuilt like a
+ * forwarded request (one request per connection); TLS and the rest are
+ * relayed as byte pipes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy_conn.h"
+#include "proxy_relay.h"
+#include "proxy_reply.h"
+#include "proxy_session.h"
+#include "proxy_tls.h"
+
+static unsigned orig_port(const struct proxy_conn *c)
+{
+	if (c->orig.ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)&c->orig)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)&c->orig)->sin6_port);
+}
+
+/* The original address as a host, without the port (for the event and a nameless Host). */
+static void orig_host(const struct proxy_conn *c, char *out, size_t len)
+{
+	const void *a = c->orig.ss_family == AF_INET ? (const void *)&((const struct sockaddr_in *)&c->orig)->sin_addr
+						      : (const void *)&((const struct sockaddr_in6 *)&c->orig)->sin6_addr;
+
+	if (!inet_ntop(c->orig.ss_family, a, out, (socklen_t)len))
+		snprintf(out, len, "?");
+}
+
+/* HTTP answers like the explicit proxy's; anything else is closed without a byte. */
+static void refuse(struct proxy_conn *c, bool http, bool guard, const char *error)
+{
+	c->allowed = false;
+	if (http) {
+		if (guard)
+			proxy_reply_http(c, 403, "Forbidden", PROXY_XERR_GUARD, PROXY_BODY_GUARD, error);
+		else
+			proxy_reply_http(c, 403, "Forbidden", PROXY_XERR_ALLOWLIST, PROXY_BODY_ALLOWLIST, error);
+		return;
+	}
+	proxy_conn_close(c, error);
+}
+
+/*
+ * Decides with the name (NULL: none) and, when allowed, checks the original
+ * address with the guard. True when the connection may be dialled.
+ */
+static bool decide(struct proxy_conn *c, const char *name, bool http)
+{
+	const struct proxy_config *cfg = proxy_cfg(c->p);
+	struct proxy_decision d = { 0 };
+	char canon[PROXY_HOST_MAX], msg[sizeof(c->error)];
+	const char *why = NULL;
+
+	c->saw_bytes = true; /* every redirected connection decided is an event, even a silent one */
+	c->port = orig_port(c);
+	if (name) {
+		snprintf(c->host, sizeof(c->host), "%s", name);
+		if (cfg->canonicalise(name, canon, sizeof(canon), &why) < 0 || !canon[0]) {
+			snprintf(c->rule, sizeof(c->rule), "malformed");
+			refuse(c, http, false, why ? why : "malformed name");
+			return false;
+		}
+		name = canon;
+		snprintf(c->host, sizeof(c->host), "%s", canon);
+	} else {
+		orig_host(c, c->host, sizeof(c->host));
+	}
+	cfg->transparent->decide(cfg->ctx, name, &c->orig, &d);
+	c->allowed = d.allow;
+	snprintf(c->rule, sizeof(c->rule), "%s", d.rule ? d.rule : "");
+	snprintf(c->reason, sizeof(c->reason), "%s", d.reason ? d.reason : "");
+	if (!d.allow) {
+		refuse(c, http, false, "denied by policy");
+		return false;
+	}
+	if (addr_guard_refuses_name(proxy_guard(c->p), name ? name : "", (const struct sockaddr *)&c->orig, &why)) {
+		snprintf(msg, sizeof(msg), "address %s port %u refused: %s", c->orig_addr, c->port, why ? why : "refused");
+		refuse(c, http, true, msg);
+		return false;
+	}
+	return true;
+}
+
+static void dial(struct proxy_conn *c)
+{
+	c->addrs[0] = c->orig;
+	c->naddrs = 1;
+	c->next_addr = 0;
+	proxy_session_dial(c);
+}
+
+static bool find_host(const struct proxy_request *req, struct proxy_span *host, bool *dup)
+{
+	bool found = false;
+
+	*dup = false;
+	for (size_t i = 0; i < req->nhdr; i++) {
+		if (!proxy_span_ieq(req->hdr[i].name, "host"))
+			continue;
+		if (found)
+			*dup = true;
+		*host = req->hdr[i].value;
+		found = true;
+	}
+	return found;
+}
+
+/* A whole HTTP/1.x head: decided by its Host, rebuilt as one request, like a forwarded one. */
+static void http_head(struct proxy_conn *c, size_t head)
+{
+	struct proxy_request *req = malloc(sizeof(*req));
+	struct proxy_authority auth;
+	struct proxy_span host;
+	struct proxy_url url;
+	struct proxy_body body;
+	const char *name = NULL;
+	bool dup;
+	ssize_t n;
+
+	c->kind = "http";
+	c->proto = PP_HTTP;
+	if (!req) {
+		proxy_conn_close(c, "out of memory");
+		return;
+	}
+	if (proxy_parse_request(c->in.data, head, req)) {
+		c->saw_bytes = true;
+		proxy_reply_http(c, 400, "Bad Request", NULL, "Bad Request", "malformed request head");
+		goto out;
+	}
+	snprintf(c->method, sizeof(c->method), "%.*s", (int)req->method.n, req->method.p);
+	c->port = orig_port(c);
+	if (find_host(req, &host, &dup)) {
+		if (dup || proxy_parse_authority(host.p, host.n, c->port, &auth)) {
+			c->saw_bytes = true;
+			proxy_reply_http(c, 400, "Bad Request", NULL, "Bad Request", "malformed or repeated Host");
+			goto out;
+		}
+		name = auth.host;
+	}
+	/* Only origin-form: a request naming another server in its target is not what was decided. */
+	if (!req->target.n || req->target.p[0] != '/' || proxy_request_framing(req, &body)) {
+		c->saw_bytes = true;
+		proxy_reply_http(c, 400, "Bad Request", NULL, "Bad Request",
+				 "not an origin-form request, or ambiguous framing");
+		goto out;
+	}
+	if (!decide(c, name, true))
+		goto out;
+	memset(&url, 0, sizeof(url));
+	snprintf(url.auth.host, sizeof(url.auth.host), "%s", c->host);
+	url.auth.port = c->port;
+	url.path = req->target;
+	if (proxy_relay_alloc(c)) {
+		proxy_conn_close(c, "out of memory");
+		goto out;
+	}
+	n = proxy_build_upstream_head(req, &url, c->host, &body, c->up.data, c->up.cap);
+	if (n < 0) {
+		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL, "Request Header Fields Too Large",
+				 "rebuilt request too large");
+		goto out;
+	}
+	c->up.off = 0;
+	c->up.len = (size_t)n;
+	c->body = body;
+	c->body_done = body.kind == PROXY_BODY_NONE || (body.kind == PROXY_BODY_LENGTH && !body.length);
+	memmove(c->in.data, c->in.data + head, c->in.len - head);
+	c->in.len -= head;
+	dial(c);
+out:
+	free(req);
+}
+
+enum first_bytes { FB_MORE, FB_TLS, FB_HTTP, FB_OTHER };
+
+/*
+ * What the first bytes are. HTTP only when the first line is a request line
+ * ("METHOD SP target SP HTTP/1.x"): a protocol whose first bytes happen to
+ * be capitals (an ssh banner) is not held waiting for a blank line.
+ */
+static enum first_bytes classify(const char *b, size_t len, size_t cap)
+{
+	size_t i = 0, eol;
+
+	if (!len)
+		return FB_MORE;
+	if ((unsigned char)b[0] == 0x16)
+		return FB_TLS;
+	while (i < len && b[i] >= 'A' && b[i] <= 'Z')
+		i++;
+	if (i == len)
+		return len < cap && i < 24 ? FB_MORE : FB_OTHER;
+	if (!i || b[i] != ' ')
+		return FB_OTHER;
+	for (eol = i; eol < len && b[eol] != '\n'; eol++)
+		if (b[eol] == '\r' && eol + 1 < len && b[eol + 1] != '\n')
+			return FB_OTHER;
+	if (eol == len)
+		return len < cap ? FB_MORE : FB_OTHER;
+	if (eol > 0 && b[eol - 1] == '\r')
+		eol--;
+	if (eol >= i + 10 && (!memcmp(b + eol - 9, " HTTP/1.1", 9) || !memcmp(b + eol - 9, " HTTP/1.0", 9)))
+		return FB_HTTP;
+	return FB_OTHER;
+}
+
+bool proxy_transparent_sniff(struct proxy_conn *c)
+{
+	char name[PROXY_HOST_MAX];
+	ssize_t head;
+	int rc;
+
+	switch (classify(c->in.data, c->in.len, c->in.cap)) {
+	case FB_MORE:
+		return false;
+	case FB_TLS:
+		c->kind = "tls";
+		rc = proxy_tls_sni((const unsigned char *)c->in.data, c->in.len, name, sizeof(name));
+		if (rc == 0) {
+			if (c->in.len < c->in.cap)
+				return false;
+			rc = -EINVAL;
+		}
+		if (rc < 0) {
+			c->saw_bytes = true;
+			c->port = orig_port(c);
+			orig_host(c, c->host, sizeof(c->host));
+			snprintf(c->rule, sizeof(c->rule), "malformed");
+			proxy_conn_close(c, "malformed TLS ClientHello");
+			return false;
+		}
+		/* A ClientHello without server_name is decided as a connection without a name. */
+		if (decide(c, name[0] ? name : NULL, false))
+			dial(c);
+		return true;
+	case FB_HTTP:
+		head = proxy_head_end(c->in.data, c->in.len, &c->head_scan);
+		if (head < 0) {
+			c->saw_bytes = true;
+			c->kind = "http";
+			proxy_reply_http(c, 400, "Bad Request", NULL, "Bad Request",
+					 "bare CR, bare LF or NUL in request head");
+			return true;
+		}
+		if (!head) {
+			if (c->in.len < c->in.cap)
+				return false;
+			c->saw_bytes = true;
+			c->kind = "http";
+			proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
+					 "Request Header Fields Too Large", "request head too large");
+			return true;
+		}
+		http_head(c, (size_t)head);
+		return true;
+	case FB_OTHER:
+		if (decide(c, NULL, false))
+			dial(c);
+		return true;
+	}
+	return false;
+}
+
+void proxy_transparent_timeout(struct proxy_conn *c)
+{
+	/*
+	 * Silence: a protocol where the server speaks first (smtp, mysql).
+	 * Part of a ClientHello or request head, then silence: never decided
+	 * without the name the rest would carry.
+	 */
+	if (c->in.len) {
+		c->saw_bytes = true;
+		c->port = orig_port(c);
+		orig_host(c, c->host, sizeof(c->host));
+		proxy_conn_close(c, "idle timeout before the first bytes were complete");
+		return;
+	}
+	if (decide(c, NULL, false))
+		dial(c);
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/* Wiring the sandbox's DNS resolver to the policy (names) and the log (one event per query). */
+#include <stdio.h>
+#include <string.h>
+
+#include "sandbox_dns.h"
+
+static bool decide(void *ctx, const char *name, const char **rule, const char **reason)
+{
+	struct sandbox_dns *sd = ctx;
+
+	return policy_decide_name(sd->policy, name, rule, reason) == NET_ALLOW;
+}
+
+static const char *rcode_name(unsigned rcode)
+{
+	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED" };
+
+	return rcode < sizeof(names) / sizeof(names[0]) ? names[rcode] : "OTHER";
+}
+
+static void on_answer(void *ctx, const char *name, const struct dns_addr *addrs, size_t n)
+{
+	struct sandbox_dns *sd = ctx;
+
+	for (size_t i = 0; i < n; i++)
+		sandbox_learned_add(sd->learned, name, addrs[i].family, addrs[i].addr, (long)addrs[i].ttl);
+}
+
+/* ECS dns.question.type: the mnemonic of common types, TYPEnnn (RFC 3597) for the rest. */
+static const char *qtype_name(unsigned t, char *buf, size_t len)
+{
+	switch (t) {
+	case 1: return "A";
+	case 2: return "NS";
+	case 5: return "CNAME";
+	case 6: return "SOA";
+	case 12: return "PTR";
+	case 15: return "MX";
+	case 16: return "TXT";
+	case 28: return "AAAA";
+	case 33: return "SRV";
+	case 64: return "SVCB";
+	case 65: return "HTTPS";
+	case 255: return "ANY";
+	}
+	snprintf(buf, len, "TYPE%u", t);
+	return buf;
+}
+
+static void on_event(void *ctx, const struct dns_query_event *de)
+{
+	struct sandbox_dns *sd = ctx;
+	bool refused = !de->allowed;
+	struct log_event *ev;
+	char tbuf[16];
+
+	ev = log_event_new(refused ? LOG_WARN : LOG_INFO, "event", "network",
+			   refused ? "protocol,denied" : "protocol,allowed", "dns-query",
+			   refused ? "failure" : "success");
+	if (de->name) {
+		log_event_set_str(ev, "dns.question.name", de->name);
+		log_event_set_str(ev, "dns.question.type", qtype_name(de->qtype, tbuf, sizeof(tbuf)));
+	}
+	log_event_set_str(ev, "dns.response_code", rcode_name(de->rcode));
+	log_event_set_str(ev, "network.protocol", "dns");
+	log_event_set_str(ev, "network.transport", de->transport);
+	if (de->client)
+		log_event_set_str(ev, "source.address", de->client);
+	log_event_set_str(ev, "rule.name", de->rule ? de->rule : "malformed");
+	if (de->reason)
+		log_event_set_str(ev, "event.reason", de->reason);
+	if (de->allowed)
+		log_event_set_int(ev, "bpfbox.dns.addresses", (long long)de->n_addrs);
+	if (de->error)
+		log_event_set_str(ev, "error.message", de->error);
+	log_event_message(ev, "%s DNS query for %s (%s): %s%s%s", refused ? "denied" : "answered",
+			  de->name ? de->name : "?", de->rule ? de->rule : "malformed query", rcode_name(de->rcode),
+			  de->error ? ", " : "", de->error ? de->error : "");
+	if (refused)
+		log_event_violation(ev);
+	log_emit(sd->log, ev);
+}
+
+int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log *log,
+		      struct sandbox_learned *learned, struct errmsg *em)
+{
+	struct dns_server_config cfg = { 0 };
+	int err;
+
+	memset(sd, 0, sizeof(*sd));
+	sd->policy = p;
+	sd->log = log;
+	sd->learned = learned;
+	cfg.decide = decide;
+	if (learned)
+		cfg.on_answer = on_answer;
+	cfg.on_event = on_event;
+	cfg.ctx = sd;
+	err = dns_server_start(&cfg, &sd->server, &sd->port4, &sd->port6);
+	if (err)
+		return errmsg_set(em, err, "starting the sandbox's DNS resolver on 127.0.0.1");
+	return 0;
+}
+
+void sandbox_dns_stop(struct sandbox_dns *sd)
+{
+	dns_server_stop(sd->server);
+	sd->server = NULL;
+}

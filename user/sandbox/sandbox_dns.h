@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox's own DNS resolver, deciding names with its policy and reporting to its log. */
+#ifndef BPFBOX_SANDBOX_DNS_H
+#define BPFBOX_SANDBOX_DNS_H
+
+#include "dns/dns_server.h"
+#include "lib/errmsg.h"
+#include "log/log.h"
+#include "policy/policy.h"
+#include "sandbox/sandbox_learned.h"
+
+struct sandbox_dns {
+	struct dns_server *server;
+	const struct policy *policy;
+	struct log *log;
+	struct sandbox_learned *learned; /* the answers' addresses go there before the client sees them */
+	unsigned short port4, port6; /* where the kernel sends the sandbox's port-53 traffic */
+};
+
+int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log *log,
+		      struct sandbox_learned *learned, struct errmsg *em);
+void sandbox_dns_stop(struct sandbox_dns *sd);
+
+#endif

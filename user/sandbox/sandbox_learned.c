@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/* Learned addresses: the table the proxy reads, the map the kernel reads. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "bpfbox.h"
+#include "policy/domain.h"
+#include "sandbox_learned.h"
+
+static unsigned long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+/* IPv4-mapped IPv6 is IPv4, as in the kernel. */
+static void normalise(int *family, uint8_t addr[16])
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (*family == AF_INET6 && !memcmp(addr, mapped, 12)) {
+		memmove(addr, addr + 12, 4);
+		memset(addr + 4, 0, 12);
+		*family = AF_INET;
+	}
+	if (*family == AF_INET)
+		memset(addr + 4, 0, 12);
+}
+
+static bool from_sockaddr(const struct sockaddr *sa, int *family, uint8_t addr[16], unsigned *port)
+{
+	memset(addr, 0, 16);
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+
+		memcpy(addr, &s4->sin_addr, 4);
+		*family = AF_INET;
+		if (port)
+			*port = ntohs(s4->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+
+		memcpy(addr, &s6->sin6_addr, 16);
+		*family = AF_INET6;
+		if (port)
+			*port = ntohs(s6->sin6_port);
+	} else {
+		return false;
+	}
+	normalise(family, addr);
+	return true;
+}
+
+/* Loopback and unspecified addresses are never learned: they stay the kernel's loopback rule. */
+static bool learnable(int family, const uint8_t *a)
+{
+	static const uint8_t zero[16], one[16] = { [15] = 1 };
+
+	if (family == AF_INET)
+		return a[0] != 127 && a[0] != 0;
+	return memcmp(a, zero, 16) && memcmp(a, one, 16);
+}
+
+int sandbox_learned_init(struct sandbox_learned *l, const struct policy *p, const struct bpf_state *st,
+			 uint64_t sandbox)
+{
+	memset(l, 0, sizeof(*l));
+	l->v = calloc(LEARNED_MAX, sizeof(*l->v));
+	if (!l->v)
+		return -ENOMEM;
+	pthread_mutex_init(&l->lock, NULL);
+	l->policy = p;
+	l->map_fd = st->maps.learned;
+	l->tconn_fd = st->maps.tconns;
+	l->sandbox = sandbox;
+	return 0;
+}
+
+void sandbox_learned_free(struct sandbox_learned *l)
+{
+	if (!l->v)
+		return;
+	pthread_mutex_destroy(&l->lock);
+	free(l->v);
+	l->v = NULL;
+}
+
+/* The kernel's entry for the address: the loosest port and the latest expiry of its names. */
+static void kernel_learn(struct sandbox_learned *l, int family, const uint8_t *addr, unsigned port,
+			 unsigned long long expires_ms)
+{
+	struct bb_learned_key key = { .sandbox = l->sandbox, .family = (bb_u32)family };
+	struct bb_learned v = { 0 }, old;
+
+	memcpy(key.addr, addr, 16);
+	v.port = port;
+	v.expires_ns = expires_ms * 1000000ULL;
+	if (!bpf_map_lookup_elem(l->map_fd, &key, &old)) {
+		if (old.port != v.port)
+			v.port = 0;
+		if (!old.expires_ns || (v.expires_ns && old.expires_ns > v.expires_ns))
+			v.expires_ns = old.expires_ns;
+	}
+	/* A full map teaches the kernel nothing: those connects stay refused (fail closed). */
+	bpf_map_update_elem(l->map_fd, &key, &v, BPF_ANY);
+}
+
+void sandbox_learned_add(struct sandbox_learned *l, const char *name, int family, const void *addr_in, long ttl_s)
+{
+	unsigned long long now = mono_ms(), expires;
+	struct learned_entry *e = NULL;
+	uint8_t addr[16] = { 0 };
+
+	memcpy(addr, addr_in, family == AF_INET ? 4 : 16);
+	normalise(&family, addr);
+	if (!learnable(family, addr) || strlen(name) >= sizeof(e->name))
+		return;
+	if (ttl_s < 0)
+		expires = 0;
+	else
+		expires = now + (unsigned long long)(ttl_s < LEARNED_TTL_FLOOR_S ? LEARNED_TTL_FLOOR_S : ttl_s) * 1000;
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < l->n; i++) {
+		struct learned_entry *x = &l->v[i];
+
+		if (x->family == family && !memcmp(x->addr, addr, 16) && !strcmp(x->name, name)) {
+			e = x;
+			break;
+		}
+		/* An expired entry's slot is taken again. */
+		if (!e && x->expires_ms && x->expires_ms < now)
+			e = x;
+	}
+	if (!e && l->n < LEARNED_MAX)
+		e = &l->v[l->n++];
+	if (e) {
+		bool same = e->family == family && !memcmp(e->addr, addr, 16) && !strcmp(e->name, name);
+
+		if (!same || (e->expires_ms && (!expires || expires > e->expires_ms)))
+			e->expires_ms = expires;
+		e->family = family;
+		memcpy(e->addr, addr, 16);
+		snprintf(e->name, sizeof(e->name), "%s", name);
+		kernel_learn(l, family, addr, policy_name_port(l->policy, name), expires);
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+int sandbox_learned_at_launch(struct sandbox_learned *l, const char *hosts_path)
+{
+	const struct policy *p = l->policy;
+	char line[1024];
+	int learned = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < p->n_allowed_domains; i++) {
+		const struct domain_pattern *d = &p->allowed_domains[i];
+		uint8_t a[16];
+
+		if (d->kind != DOMAIN_IPV4 && d->kind != DOMAIN_IPV6)
+			continue;
+		if (inet_pton(d->kind == DOMAIN_IPV4 ? AF_INET : AF_INET6, d->host, a) != 1)
+			continue;
+		sandbox_learned_add(l, d->host, d->kind == DOMAIN_IPV4 ? AF_INET : AF_INET6, a, -1);
+		learned++;
+	}
+	f = fopen(hosts_path, "re");
+	if (!f)
+		return learned;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *hash = strchr(line, '#');
+		uint8_t a[16];
+		int family;
+
+		if (hash)
+			*hash = 0;
+		tok = strtok_r(line, " \t\r\n", &save);
+		if (!tok)
+			continue;
+		family = strchr(tok, ':') ? AF_INET6 : AF_INET;
+		if (inet_pton(family, tok, a) != 1)
+			continue;
+		while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+			char canon[DOMAIN_HOST_MAX];
+			const char *why;
+
+			if (host_canonicalise(tok, canon, sizeof(canon), &why) ||
+			    policy_decide_name(p, canon, NULL, NULL) != NET_ALLOW)
+				continue;
+			sandbox_learned_add(l, canon, family, a, -1);
+			learned++;
+		}
+	}
+	fclose(f);
+	return learned;
+}
+
+static bool live(const struct learned_entry *e, unsigned long long now)
+{
+	return !e->expires_ms || e->expires_ms >= now;
+}
+
+bool sandbox_learned_has(struct sandbox_learned *l, const char *name, const struct sockaddr *sa)
+{
+	unsigned long long now = mono_ms();
+	uint8_t addr[16];
+	bool found = false;
+	int family;
+
+	if (!from_sockaddr(sa, &family, addr, NULL))
+		return false;
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < l->n && !found; i++) {
+		const struct learned_entry *e = &l->v[i];
+
+		found = e->family == family && !memcmp(e->addr, addr, 16) && live(e, now) && !strcmp(e->name, name);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return found;
+}
+
+bool sandbox_learned_allowed_name(struct sandbox_learned *l, const struct sockaddr *sa, unsigned port,
+				  const char **rule)
+{
+	unsigned long long now = mono_ms();
+	uint8_t addr[16];
+	bool found = false;
+	int family;
+
+	if (!from_sockaddr(sa, &family, addr, NULL))
+		return false;
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < l->n && !found; i++) {
+		const struct learned_entry *e = &l->v[i];
+
+		if (e->family == family && !memcmp(e->addr, addr, 16) && live(e, now))
+			found = policy_decide_host(l->policy, e->name, port, rule, NULL) == NET_ALLOW;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return found;
+}
+
+int sandbox_learned_orig_dst(struct sandbox_learned *l, const struct sockaddr_storage *client,
+			     unsigned short listener, struct sockaddr_storage *orig)
+{
+	struct bb_tconn_key key = { .listener = listener };
+	struct bb_tconn v;
+	unsigned port;
+	int family;
+
+	if (!from_sockaddr((const struct sockaddr *)client, &family, key.addr, &port))
+		return -EAFNOSUPPORT;
+	key.family = (bb_u32)family;
+	key.port = (bb_u16)port;
+	if (bpf_map_lookup_and_delete_elem(l->tconn_fd, &key, &v))
+		return -errno;
+	if (v.sandbox != l->sandbox)
+		return -EPERM; /* another sandbox's connection on a port we hold now: never */
+	memset(orig, 0, sizeof(*orig));
+	if (v.family == AF_INET || (v.family == AF_INET6 && !memcmp(v.orig_addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))) {
+		struct sockaddr_in *s4 = (void *)orig;
+
+		s4->sin_family = AF_INET;
+		memcpy(&s4->sin_addr, v.family == AF_INET ? v.orig_addr : v.orig_addr + 12, 4);
+		s4->sin_port = htons(v.orig_port);
+	} else {
+		struct sockaddr_in6 *s6 = (void *)orig;
+
+		s6->sin6_family = AF_INET6;
+		memcpy(&s6->sin6_addr, v.orig_addr, 16);
+		s6->sin6_port = htons(v.orig_port);
+	}
+	return 0;
+}
