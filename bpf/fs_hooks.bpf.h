@@ -205,13 +205,16 @@ int BPF_PROG(bb_file_free, struct file *file)
 	sb = current_sandbox(&id);
 	if (!sb || (BPF_CORE_READ(file, f_mode) & FMODE_OPENED))
 		return 0;
+	/*
+	 * A name that existed was bound to its inode during the lookup
+	 * (d_instantiate, which forgot the parked create), so one still parked
+	 * was missing and the open failed for the refusal. The dentry itself
+	 * may be gone by now (tmpfs drops negative dentries at once): it is
+	 * not consulted.
+	 */
 	pending = parked_create();
-	if (pending) {
-		/* Not inside BPF_CORE_READ: pending_create is bpfbox's own type, not the kernel's. */
-		struct dentry *asked = (struct dentry *)pending->dentry;
-
-		settle_create(sb, id, pending, !BPF_CORE_READ(asked, d_inode));
-	}
+	if (pending)
+		settle_create(sb, id, pending, true);
 	return 0;
 }
 
@@ -387,10 +390,11 @@ static __always_inline void shm_record_owner(__u64 id, struct dentry *dentry, st
 		o->sandbox = id;
 }
 
-/* A new inode bound to a name: the sandbox's own ptys and /dev/shm objects. */
+/* A new inode bound to a name: parked creates of names that existed, the sandbox's own ptys and /dev/shm objects. */
 SEC("lsm/d_instantiate")
 int BPF_PROG(bb_d_instantiate, struct dentry *dentry, struct inode *inode)
 {
+	struct pending_create *pending;
 	struct bb_sandbox *sb;
 	unsigned long magic;
 	__u64 id;
@@ -398,6 +402,12 @@ int BPF_PROG(bb_d_instantiate, struct dentry *dentry, struct inode *inode)
 	sb = current_sandbox(&id);
 	if (!sb || !inode)
 		return 0;
+	/* The lookup found the name a parked create asked for: that refusal had no effect. */
+	if (!(sb->flags & BB_SB_AUDIT)) {
+		pending = parked_create();
+		if (pending && pending->dentry == (__u64)dentry)
+			settle_create(sb, id, pending, false);
+	}
 	magic = BPF_CORE_READ(inode, i_sb, s_magic);
 	if (magic == DEVPTS_SUPER_MAGIC)
 		pty_record_owner(id, inode);
