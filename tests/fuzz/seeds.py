@@ -62,7 +62,7 @@ def byte_arrays(*files):
 
 
 def seeds():
-    s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers")}
+    s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -94,6 +94,14 @@ def seeds():
     for lit in literals("test_log_format.c", "test_log.c"):
         if lit:
             s["log"].add(lit)
+    for lit in literals("test_daemon_wire.c"):
+        if lit.startswith(b"{"):
+            for n in (0, 4, 6):
+                s["daemon"].add(bytes([n]) + lit)
+    fds = b'"fds":{"stdin":0,"stdout":1,"stderr":2,"cwd":3,"log":4}'
+    for extra in (b"", b',"pass":[{"fd":5,"as":7}]', b',"policy":{"name":"p.json","content":"{}"}',
+                  b',"tty":true,"timeout_ms":1000,"log_format":"text","env":["A=1"]'):
+        s["daemon"].add(b"\x06" + b'{"v":1,"op":"exec","argv":["sh","-c","id"],' + fds + extra + b"}")
     for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
         s["parsers"].add(dns_query(name, 1))
         s["parsers"].add(dns_query(name, 28))

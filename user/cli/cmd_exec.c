@@ -18,8 +18,11 @@
 
 #include "bpfbox.h"
 #include "commands.h"
+#include "daemon/wire.h"
+#include "exec_caller.h"
 #include "log/log.h"
 #include "policy/policy.h"
+#include "policy/policy_ceiling.h"
 #include "sandbox/bpf_state.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/identity.h"
@@ -54,6 +57,8 @@ struct exec_opts {
 /* Everything one run owns, released by exec_teardown whatever happened. */
 struct exec_run {
 	struct exec_opts opts;
+	const struct exec_caller *caller; /* NULL: a root bpfbox exec; else the daemon's caller */
+	struct wire_reader control; /* the caller's control frames */
 	struct identity ident;
 	struct log *log;
 	struct policy *policy;
@@ -231,19 +236,73 @@ static void setup_failed(struct exec_run *r, const char *what, const struct errm
 		fprintf(stderr, "bpfbox: %s: %s; the command was not run\n", what, em->text);
 }
 
+/*
+ * The daemon's caller: the administrator's policy (re-read for every run,
+ * ~ meaning the caller's home) is the ceiling over the caller's, which came
+ * as content. Every grant the ceiling takes away is named on stderr.
+ */
+static int load_caller_policy(struct exec_run *r, struct policy_load_opts *lo, struct diag_list *diags)
+{
+	const struct exec_caller *c = r->caller;
+	struct ceiling_cuts cuts = CEILING_CUTS_INIT;
+	struct policy *admin = NULL, *mine = NULL;
+	struct policy_load_opts alo = *lo;
+	struct stat st;
+	int err;
+
+	/* The caller's --strict is about its own file; the administrator's warnings never stop a run. */
+	alo.strict = false;
+	if (c->ceiling_file && !stat(c->ceiling_file, &st))
+		err = policy_load_file(c->ceiling_file, &alo, &admin, diags);
+	else
+		err = policy_default(&alo, &admin);
+	if (err) {
+		fprintf(stderr, "bpfbox: the administrator's policy %s is invalid; no sandbox can start until it "
+			"is fixed (bpfbox policy check %s)\n", c->ceiling_file, c->ceiling_file);
+		return err;
+	}
+	if (!c->has_policy) {
+		r->policy = admin;
+		return 0;
+	}
+	err = policy_load_buffer(c->policy_name ? c->policy_name : "(policy)", c->policy_json, c->policy_len, lo,
+				 &mine, diags);
+	if (!err) {
+		err = policy_ceiling_apply(admin, mine, r->opts.strict, &r->policy, &cuts);
+		ceiling_cuts_print(&cuts, stderr);
+		if (err == -EPERM)
+			fprintf(stderr, "bpfbox: --strict: %zu grant(s) of %s are outside the administrator's policy "
+				"(%s); the command was not run\n", cuts.n, c->policy_name ? c->policy_name : "the policy",
+				c->ceiling_file);
+		else if (!err && cuts.oom)
+			err = -ENOMEM;
+	}
+	ceiling_cuts_free(&cuts);
+	policy_free(mine);
+	policy_free(admin);
+	return err;
+}
+
 static int load_policy(struct exec_run *r)
 {
 	/* ~ and the defaults mean the home of the user the command runs as. */
 	struct policy_load_opts lo = { .strict = r->opts.strict, .home = r->ident.switch_user ? r->ident.home : NULL };
 	struct diag_list diags;
-	const char *file = policy_discover(r->opts.policy);
+	const char *file = r->caller ? (r->caller->has_policy ? r->caller->policy_name : r->caller->ceiling_file)
+				     : policy_discover(r->opts.policy);
 	int err;
 
 	diag_list_init(&diags);
-	if (file)
+	if (r->caller) {
+		/* The caller's home, even for uid 0, and the directory it asked from. */
+		lo.home = r->ident.home;
+		lo.cwd = r->caller->cwd;
+		err = load_caller_policy(r, &lo, &diags);
+	} else if (file) {
 		err = policy_load_file(file, &lo, &r->policy, &diags);
-	else
+	} else {
 		err = policy_default(&lo, &r->policy);
+	}
 	diag_print(&diags, file, stderr, false);
 	diag_list_free(&diags);
 	if (err) {
@@ -551,6 +610,7 @@ static void exec_teardown(struct exec_run *r)
 	policy_free(r->policy);
 	if (r->signal_fd >= 0)
 		close(r->signal_fd);
+	wire_reader_release(&r->control);
 	log_close(r->log);
 }
 
@@ -570,6 +630,7 @@ static int register_sandbox(struct exec_run *r)
 	snprintf(e.command, sizeof(e.command), "%s", r->command_line);
 	e.started = (long long)time(NULL);
 	e.child = r->launched ? r->launch.pid : 0;
+	e.uid = r->ident.switch_user ? r->ident.uid : 0;
 	err = registry_write(&e);
 	if (!err)
 		r->registered = true;
@@ -706,10 +767,11 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 		x.home = r->ident.home;
 		x.shell = r->ident.shell;
 	}
-	err = env_build(r->policy, environ, &x, &r->env);
+	err = env_build(r->policy, r->caller ? (char **)r->caller->env : environ, &x, &r->env);
 	if (err)
 		return errmsg_set(&em, err, "building the environment"), setup_failed(r, "environment", &em), err;
-	env_scrub_self(r->policy, environ);
+	if (!r->caller)
+		env_scrub_self(r->policy, environ);
 
 	ls.exec_errno = -launch_find_program(r->opts.argv[0], env_get(&r->env, "PATH"), prog, sizeof(prog));
 	ls.exec_path = ls.exec_errno ? NULL : prog;
@@ -722,6 +784,10 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	ls.n_resolve = r->n_specs;
 	ls.keep_fds = r->opts.pass_fds;
 	ls.n_keep_fds = r->opts.n_pass_fds;
+	if (r->caller) {
+		ls.keep_fd_sources = r->caller->pass_sources;
+		ls.new_session_tty = r->caller->tty;
+	}
 	ls.identity = &r->ident;
 	ls.cwd = r->policy->cwd;
 	/* Orphaned background jobs become ours, to be killed and reaped at the end. */
@@ -807,9 +873,73 @@ static int exec_failure_status(struct exec_run *r)
 	return status;
 }
 
-int cmd_exec(int argc, char **argv)
+/* Reads the caller's control frames: a signal to forward, nothing, or -1 when it is gone. */
+static int read_control(void *ctx)
 {
-	struct exec_run r = { .ringbuf_fd = -1, .signal_fd = -1 };
+	struct exec_run *r = ctx;
+	struct wire_reader *rd = &r->control;
+	struct wire_msg msg;
+	struct errmsg em;
+	uint32_t len;
+	size_t n_fds;
+	int fds[WIRE_MAX_FDS], ret, sig = 0;
+	char *body;
+
+	if (!rd->max)
+		wire_reader_init(rd, WIRE_MAX_CONTROL);
+	ret = wire_reader_read(rd, r->caller->control_fd);
+	if (ret == 0)
+		return 0;
+	if (ret < 0) {
+		wire_reader_release(rd);
+		return -1;
+	}
+	body = wire_reader_take(rd, &len, fds, &n_fds);
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
+	/* A caller that breaks the protocol is treated as gone: its sandbox stops. */
+	if (n_fds || wire_msg_decode(body, len, &msg, &em)) {
+		free(body);
+		return -1;
+	}
+	free(body);
+	if (msg.type == WIRE_MSG_SIGNAL)
+		sig = msg.signal;
+	else if (msg.type == WIRE_MSG_CONT)
+		kill(r->launch.pid, SIGCONT);
+	else
+		sig = -1;
+	wire_msg_free(&msg);
+	return sig;
+}
+
+static int client_opts_from(const struct exec_opts *o, struct exec_client_opts *c)
+{
+	if (o->user) {
+		fprintf(stderr, "bpfbox: --user is for root: through the daemon the command runs as you "
+			"(uid %u)\n", (unsigned)getuid());
+		return -EPERM;
+	}
+	*c = (struct exec_client_opts){
+		.policy = o->policy ? o->policy : getenv("BPFBOX_POLICY"),
+		.strict = o->strict,
+		.audit = o->audit,
+		.log_file = o->log.file_path,
+		.log_fd = o->log.fd,
+		.log_format = o->log.format == LOG_FORMAT_AUTO ? -1 : (int)o->log.format,
+		.log_level = o->log.min_level == LOG_INFO ? -1 : (int)o->log.min_level,
+		.timeout_ms = o->timeout_ms,
+		.kill_after_ms = o->kill_after_ms,
+		.pass_fds = o->pass_fds,
+		.n_pass_fds = o->n_pass_fds,
+		.argv = o->argv,
+	};
+	return 0;
+}
+
+static int exec_main(int argc, char **argv, const struct exec_caller *caller)
+{
+	struct exec_run r = { .ringbuf_fd = -1, .signal_fd = -1, .caller = caller };
 	struct supervise_result res = { 0 };
 	struct supervise_opts so = { 0 };
 	char self_exe[4096];
@@ -819,6 +949,14 @@ int cmd_exec(int argc, char **argv)
 	memset(&r.launch, 0, sizeof(r.launch));
 	if (parse_args(argc, argv, &r.opts))
 		return BPFBOX_EXIT_SETUP;
+	if (!caller && geteuid() != 0) {
+		struct exec_client_opts co;
+
+		/* Not root: the daemon runs the sandbox, with the same options. */
+		if (client_opts_from(&r.opts, &co))
+			return BPFBOX_EXIT_SETUP;
+		return exec_client(&co);
+	}
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;
 	make_id(&r);
@@ -830,6 +968,18 @@ int cmd_exec(int argc, char **argv)
 		return BPFBOX_EXIT_SETUP;
 	}
 	log_set_sandbox(r.log, r.id, r.command_line);
+	if (caller && (caller->admin_log_path || caller->admin_log_fd >= 0)) {
+		err = log_set_admin(r.log, caller->admin_log_path, caller->admin_log_fd);
+		if (err) {
+			struct errmsg em = { { 0 } };
+
+			errmsg_set(&em, err, "opening the administrator's log %s",
+				   caller->admin_log_path ? caller->admin_log_path : "(descriptor)");
+			setup_failed(&r, "log", &em);
+			exec_teardown(&r);
+			return BPFBOX_EXIT_SETUP;
+		}
+	}
 	if (geteuid() != 0) {
 		struct errmsg em = { { 0 } };
 
@@ -841,7 +991,8 @@ int cmd_exec(int argc, char **argv)
 	{
 		struct errmsg em = { { 0 } };
 
-		if (identity_resolve(r.opts.user, environ, &r.ident, &em)) {
+		if (caller ? identity_from_peer(caller->uid, caller->gid, &r.ident, &em)
+			   : identity_resolve(r.opts.user, environ, &r.ident, &em)) {
 			setup_failed(&r, "user", &em);
 			exec_teardown(&r);
 			return BPFBOX_EXIT_SETUP;
@@ -881,6 +1032,12 @@ int cmd_exec(int argc, char **argv)
 	so.signal_fd = r.signal_fd;
 	so.timeout_ms = r.opts.timeout_ms;
 	so.kill_after_ms = r.opts.kill_after_ms;
+	so.control_fd = -1;
+	if (caller && caller->control_fd >= 0) {
+		so.control_fd = caller->control_fd;
+		so.control = read_control;
+		so.control_ctx = &r;
+	}
 	err = supervise(&so, &res);
 	/* Background jobs and daemons die with the command. */
 	cgroup_kill_all(r.cg.path, 5000);
@@ -896,4 +1053,14 @@ int cmd_exec(int argc, char **argv)
 	status = res.exit_code;
 	exec_teardown(&r);
 	return status;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	return exec_main(argc, argv, NULL);
+}
+
+int cmd_exec_for_caller(int argc, char **argv, const struct exec_caller *caller)
+{
+	return exec_main(argc, argv, caller);
 }

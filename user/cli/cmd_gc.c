@@ -19,6 +19,9 @@
 
 struct ps_ctx {
 	bool json;
+	bool all_users;
+	uid_t uid; /* without all_users: only this user's sandboxes */
+	FILE *out;
 	cJSON *arr;
 	int count;
 };
@@ -30,6 +33,8 @@ static int ps_entry(void *ctx, const struct registry_entry *e)
 	char when[32];
 	time_t t = (time_t)e->started;
 
+	if (!p->all_users && e->uid != p->uid)
+		return 0;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	if (p->json) {
 		cJSON *o = cJSON_CreateObject();
@@ -41,21 +46,22 @@ static int ps_entry(void *ctx, const struct registry_entry *e)
 		cJSON_AddStringToObject(o, "policy", e->policy);
 		cJSON_AddStringToObject(o, "started", when);
 		cJSON_AddStringToObject(o, "state", alive ? "running" : "orphaned");
+		cJSON_AddNumberToObject(o, "uid", e->uid);
 		cJSON_AddItemToArray(p->arr, o);
 	} else {
 		if (!p->count)
-			printf("%-16s %-8s %-8s %-20s %-9s %-24s %s\n", "ID", "PID", "SUPERV", "STARTED", "STATE",
-			       "POLICY", "COMMAND");
-		printf("%-16s %-8d %-8d %-20s %-9s %-24s %s\n", e->id, e->child, e->supervisor, when,
-		       alive ? "running" : "orphaned", e->policy, e->command);
+			fprintf(p->out, "%-16s %-8s %-8s %-6s %-20s %-9s %-24s %s\n", "ID", "PID", "SUPERV", "UID",
+				"STARTED", "STATE", "POLICY", "COMMAND");
+		fprintf(p->out, "%-16s %-8d %-8d %-6u %-20s %-9s %-24s %s\n", e->id, e->child, e->supervisor,
+			(unsigned)e->uid, when, alive ? "running" : "orphaned", e->policy, e->command);
 	}
 	p->count++;
 	return 0;
 }
 
-int cmd_ps(int argc, char **argv)
+int ps_render(FILE *out, bool json, bool all_users, uid_t uid)
 {
-	struct ps_ctx p = { .json = argc > 1 && !strcmp(argv[1], "--json") };
+	struct ps_ctx p = { .json = json, .all_users = all_users, .uid = uid, .out = out };
 	char *text;
 
 	if (p.json)
@@ -63,11 +69,25 @@ int cmd_ps(int argc, char **argv)
 	registry_each(ps_entry, &p);
 	if (p.json) {
 		text = cJSON_PrintUnformatted(p.arr);
-		puts(text ? text : "[]");
+		fprintf(out, "%s\n", text ? text : "[]");
 		cJSON_free(text);
 		cJSON_Delete(p.arr);
 	}
 	return 0;
+}
+
+int cmd_ps(int argc, char **argv)
+{
+	bool json = argc > 1 && !strcmp(argv[1], "--json");
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: bpfbox ps [--json]\n  lists live sandboxes: root sees all, other users their own "
+		       "(through the daemon)\n");
+		return 0;
+	}
+	if (geteuid() != 0)
+		return daemon_ask_ps(json);
+	return ps_render(stdout, json, true, 0);
 }
 
 /* Cgroups under bpfbox's parent that no registry entry explains: left by a crash mid-setup. */

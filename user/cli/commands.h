@@ -3,6 +3,8 @@
 #ifndef BPFBOX_COMMANDS_H
 #define BPFBOX_COMMANDS_H
 
+#include "lib/errmsg.h"
+
 /* Exit status for bpfbox's own failures (policy, host, setup); the command was not run. */
 #define BPFBOX_EXIT_SETUP 125
 
@@ -12,5 +14,19 @@ int cmd_policy(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_connect(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* bpfbox ps's table (or JSON) of every sandbox, or of uid's only. */
+int ps_render(FILE *out, bool json, bool all_users, uid_t uid);
+/* A non-root ps and stop: the daemon answers, for the caller's own sandboxes. */
+int daemon_ask_ps(bool json);
+int daemon_ask_stop(const char *id);
+/* Stops sandbox id for uid (root: any); 0, or -errno with why in em. */
+int sandbox_stop_for(const char *id, bool any_user, uid_t uid, struct errmsg *em);
 
 #endif

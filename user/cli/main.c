@@ -17,6 +17,8 @@ static const struct subcommand subcommands[] = {
 	{ "policy", cmd_policy, "check, show or explain a policy file" },
 	{ "ps", cmd_ps, "list live sandboxes" },
 	{ "gc", cmd_gc, "remove what dead supervisors left behind" },
+	{ "stop", cmd_stop, "stop a live sandbox" },
+	{ "daemon", cmd_daemon, "run sandboxes for users who are not root (a root service)" },
 	{ "connect", cmd_connect, "tunnel stdio to HOST PORT through the sandbox proxy" },
 };
 

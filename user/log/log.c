@@ -44,6 +44,9 @@ struct log {
 	size_t n_rules;
 	unsigned long long seq;
 	struct log_counts counts;
+	int admin_fd; /* -1: no administrator's log */
+	char *admin_path; /* reopened after rotation; NULL for a given fd */
+	unsigned long long admin_seq;
 };
 
 static char *host_name(void)
@@ -87,6 +90,7 @@ int log_open(const struct log_config *cfg, struct log **out)
 	if (!log)
 		return -ENOMEM;
 	log->fd = -1;
+	log->admin_fd = -1;
 	log->min_level = cfg->min_level;
 	err = open_destination(cfg, log);
 	if (err)
@@ -134,6 +138,9 @@ void log_close(struct log *log)
 		return;
 	if (log->owns_fd)
 		close(log->fd);
+	if (log->admin_fd >= 0)
+		close(log->admin_fd);
+	free(log->admin_path);
 	pthread_mutex_destroy(&log->lock);
 	free_rules(log->rules, log->n_rules);
 	free(log->host);
@@ -142,6 +149,32 @@ void log_close(struct log *log)
 	free(log->user_id);
 	free(log->user_name);
 	free(log);
+}
+
+static int open_admin(const char *path)
+{
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+}
+
+int log_set_admin(struct log *log, const char *path, int fd)
+{
+	int nfd = path ? open_admin(path) : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	char *copy = NULL;
+
+	if (nfd < 0)
+		return -errno;
+	if (path && !(copy = strdup(path))) {
+		close(nfd);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&log->lock);
+	if (log->admin_fd >= 0)
+		close(log->admin_fd);
+	free(log->admin_path);
+	log->admin_fd = nfd;
+	log->admin_path = copy;
+	pthread_mutex_unlock(&log->lock);
+	return 0;
 }
 
 void log_child_after_fork(struct log *log)
@@ -369,6 +402,45 @@ static char *make_line(struct log *log, struct log_event *ev, const char *text)
 	return body ? with_newline(body) : NULL;
 }
 
+/*
+ * Called locked. After logrotate moved the file away (or removed it), the
+ * next line goes to a new file at the path: one stat per administrator's
+ * line, so that a long-running sandbox follows the rotation by itself.
+ */
+static void admin_follow(struct log *log)
+{
+	struct stat now, held;
+	int fd;
+
+	if (!log->admin_path)
+		return;
+	if (!stat(log->admin_path, &now) && !fstat(log->admin_fd, &held) && now.st_dev == held.st_dev &&
+	    now.st_ino == held.st_ino)
+		return;
+	fd = open_admin(log->admin_path);
+	if (fd < 0)
+		return; /* keep writing where we were rather than lose lines */
+	close(log->admin_fd);
+	log->admin_fd = fd;
+}
+
+/* Called locked: the administrator's copy of every event, JSON, unfiltered. */
+static void admin_write(struct log *log, struct log_event *ev)
+{
+	char *body;
+
+	if (log->admin_fd < 0)
+		return;
+	admin_follow(log);
+	stamp(log, ev);
+	log_event_set_int(ev, "bpfbox.seq", (long long)++log->admin_seq);
+	body = cJSON_PrintUnformatted(log_event_json(ev));
+	body = body ? with_newline(body) : NULL;
+	if (!body || log_write_line(log->admin_fd, body, strlen(body), false))
+		log->counts.write_errors++;
+	free(body);
+}
+
 /* bpfbox.<name> of an event as a count, or dflt when absent or odd. */
 static unsigned long long bpfbox_count(cJSON *bb, const char *name, unsigned long long dflt)
 {
@@ -414,7 +486,7 @@ int log_emit(struct log *log, struct log_event *ev)
 {
 	enum log_level level = log_event_level(ev);
 	char *text = NULL, *line = NULL;
-	bool need_text;
+	bool need_text, write_it;
 	int err = 0;
 
 	if (!ev)
@@ -431,7 +503,9 @@ int log_emit(struct log *log, struct log_event *ev)
 	if (need_text)
 		text = log_text_render(log_event_json(ev), level);
 	pthread_mutex_lock(&log->lock);
-	if (!account(log, ev, text))
+	write_it = account(log, ev, text);
+	admin_write(log, ev);
+	if (!write_it)
 		goto unlock;
 	stamp(log, ev);
 	line = make_line(log, ev, text);

@@ -114,6 +114,15 @@ void log_set_ignore(struct log *log, const struct log_ignore_rule *rules, size_t
  */
 void log_child_after_fork(struct log *log);
 
+/*
+ * The administrator's log (the daemon's): every event also goes there as a
+ * JSON line, whatever this log's level, format and ignore rules, numbered by
+ * a bpfbox.seq of its own. With a path, the file is reopened when it was
+ * renamed or removed (log rotation) before the next line; fd >= 0 is used
+ * as it is (duplicated). Returns 0 or a negative errno of open().
+ */
+int log_set_admin(struct log *log, const char *path, int fd);
+
 /* The fd lines are written to (e.g. to keep it out of a sandboxed child). */
 int log_fd(const struct log *log);
 

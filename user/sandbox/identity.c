@@ -19,6 +19,8 @@ const char *identity_source_name(enum identity_source source)
 		return "sudo";
 	case IDENTITY_OPTION:
 		return "--user";
+	case IDENTITY_PEER:
+		return "the daemon's caller";
 	default:
 		return "root";
 	}
@@ -164,6 +166,26 @@ int identity_resolve(const char *user_opt, char *const *env, struct identity *id
 		id->name = strdup(pw ? pw->pw_name : "root");
 		err = id->name ? 0 : errmsg_set(em, -ENOMEM, "copying the user name");
 	}
+	if (err)
+		identity_free(id);
+	return err;
+}
+
+int identity_from_peer(uid_t uid, gid_t gid, struct identity *id, struct errmsg *em)
+{
+	struct passwd *pw;
+	int err;
+
+	memset(id, 0, sizeof(*id));
+	errno = 0;
+	pw = getpwuid(uid);
+	if (!pw)
+		return errmsg_set(em, errno ? -errno : -ENOENT,
+				  "uid %u is not in the password database; the daemon runs commands only for "
+				  "known users", (unsigned)uid);
+	id->source = IDENTITY_PEER;
+	id->switch_user = uid != 0;
+	err = take_passwd(pw, gid, id, em);
 	if (err)
 		identity_free(id);
 	return err;

@@ -16,6 +16,7 @@ enum identity_source {
 	IDENTITY_ROOT, /* neither sudo variables nor --user */
 	IDENTITY_SUDO,
 	IDENTITY_OPTION, /* --user */
+	IDENTITY_PEER, /* the daemon's caller, by SO_PEERCRED */
 };
 
 struct identity {
@@ -35,6 +36,12 @@ struct identity {
  * variables of env. Returns 0 or a negative errno with em saying why.
  */
 int identity_resolve(const char *user_opt, char *const *env, struct identity *id, struct errmsg *em);
+/*
+ * The daemon's caller: uid and gid as the kernel reported them for the
+ * connection (SO_PEERCRED), name, home, shell and groups from the password
+ * database. Nothing the caller wrote is consulted.
+ */
+int identity_from_peer(uid_t uid, gid_t gid, struct identity *id, struct errmsg *em);
 void identity_free(struct identity *id);
 const char *identity_source_name(enum identity_source source);
 

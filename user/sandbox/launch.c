@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -160,8 +161,34 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 		signal(sig, SIG_DFL);
 	/* Only stdio (and what --pass-fd names) reaches the command; status_fd closes on exec too. */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-	for (size_t i = 0; i < spec->n_keep_fds; i++)
-		fcntl(spec->keep_fds[i], F_SETFD, 0);
+	if (spec->keep_fd_sources && spec->n_keep_fds) {
+		/*
+		 * The caller's descriptors go to the numbers it asked for. First all
+		 * of them (and status_fd) above every target, so that no dup2 lands
+		 * on a descriptor still to be moved.
+		 */
+		int high = 3, moved[LAUNCH_MAX_KEEP_FDS];
+
+		for (size_t i = 0; i < spec->n_keep_fds; i++)
+			high = spec->keep_fds[i] >= high ? spec->keep_fds[i] + 1 : high;
+		status_fd = fcntl(status_fd, F_DUPFD_CLOEXEC, high);
+		if (status_fd < 0)
+			_exit(125);
+		for (size_t i = 0; i < spec->n_keep_fds && i < LAUNCH_MAX_KEEP_FDS; i++) {
+			moved[i] = fcntl(spec->keep_fd_sources[i], F_DUPFD_CLOEXEC, high);
+			if (moved[i] < 0)
+				child_fail(status_fd, MSG_SETUP_FAILED, errno, LAUNCH_STAGE_PRIVILEGES);
+		}
+		for (size_t i = 0; i < spec->n_keep_fds && i < LAUNCH_MAX_KEEP_FDS; i++)
+			if (dup2(moved[i], spec->keep_fds[i]) < 0)
+				child_fail(status_fd, MSG_SETUP_FAILED, errno, LAUNCH_STAGE_PRIVILEGES);
+	} else {
+		for (size_t i = 0; i < spec->n_keep_fds; i++)
+			fcntl(spec->keep_fds[i], F_SETFD, 0);
+	}
+	/* The daemon's caller's terminal: job control inside the sandbox, ^C to its foreground. */
+	if (spec->new_session_tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
+		child_fail(status_fd, MSG_SETUP_FAILED, errno, LAUNCH_STAGE_PRIVILEGES);
 
 	err = lock_privileges();
 	if (err)

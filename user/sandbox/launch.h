@@ -25,6 +25,8 @@ enum launch_stage {
 	LAUNCH_STAGE_EXEC,
 };
 
+#define LAUNCH_MAX_KEEP_FDS 16
+
 struct launch_spec {
 	const char *exec_path; /* resolved by the launcher; NULL when not found */
 	int exec_errno; /* why exec_path is NULL */
@@ -35,8 +37,10 @@ struct launch_spec {
 	int cgroup_fd;
 	const char *const *resolve_paths;
 	size_t n_resolve;
-	const int *keep_fds; /* extra descriptors passed on (--pass-fd) */
+	const int *keep_fds; /* extra descriptors passed on (--pass-fd), as the command sees them */
 	size_t n_keep_fds;
+	const int *keep_fd_sources; /* NULL: keep_fds as they are; else moved from these (the daemon's) */
+	bool new_session_tty; /* a session of its own with stdin as its controlling terminal */
 	const struct identity *identity; /* who the command runs as */
 	const char *cwd; /* entered again as that user; NULL: left as it is */
 };

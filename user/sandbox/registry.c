@@ -57,9 +57,9 @@ int registry_write(const struct registry_entry *e)
 	if (!f)
 		return -errno;
 	fprintf(f, "id=%s\nsupervisor=%d\nsupervisor_start=%llu\nchild=%d\ncgroup_id=%" PRIu64
-		   "\ncgroup=%s\ntmpdir=%s\npolicy=%s\nstarted=%lld\ncommand=%s\n",
+		   "\ncgroup=%s\ntmpdir=%s\npolicy=%s\nstarted=%lld\nuid=%u\ncommand=%s\n",
 		e->id, e->supervisor, e->supervisor_start, e->child, e->cgroup_id, e->cgroup, e->tmpdir, e->policy,
-		e->started, e->command);
+		e->started, (unsigned)e->uid, e->command);
 	if (fclose(f) || rename(tmp, path)) {
 		unlink(tmp);
 		return -EIO;
@@ -108,6 +108,8 @@ int registry_read(const char *id, struct registry_entry *e)
 			copy_field(e->policy, sizeof(e->policy), v);
 		else if (!strcmp(line, "started"))
 			e->started = atoll(v);
+		else if (!strcmp(line, "uid"))
+			e->uid = (uid_t)strtoul(v, NULL, 10);
 		else if (!strcmp(line, "command"))
 			copy_field(e->command, sizeof(e->command), v);
 	}

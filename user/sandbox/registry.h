@@ -24,6 +24,7 @@ struct registry_entry {
 	char policy[PATH_MAX];
 	char command[1024];
 	long long started; /* unix seconds */
+	uid_t uid; /* who the command runs as: its owner for ps and stop through the daemon */
 };
 
 int registry_write(const struct registry_entry *e);

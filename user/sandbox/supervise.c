@@ -49,6 +49,18 @@ static void begin_termination(const struct supervise_opts *o, int tfd, enum phas
  * bpfbox's process group: they are its to handle (an interactive program
  * survives them, as under a shell), not a cancellation of bpfbox.
  */
+static bool forward_signal(const struct supervise_opts *o, int sig, enum phase phase, struct supervise_result *r)
+{
+	/* A first SIGTERM reaches the command with the rest of the tree. */
+	if (sig != SIGTERM || phase != RUNNING)
+		kill(o->pid, sig);
+	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+		return false;
+	if (!r->cancel_signal)
+		r->cancel_signal = sig;
+	return true;
+}
+
 static bool handle_signal(const struct supervise_opts *o, enum phase phase, struct supervise_result *r)
 {
 	struct signalfd_siginfo si;
@@ -61,14 +73,7 @@ static bool handle_signal(const struct supervise_opts *o, enum phase phase, stru
 		return false;
 	if (si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT))
 		return false;
-	/* A first SIGTERM reaches the command with the rest of the tree. */
-	if (sig != SIGTERM || phase != RUNNING)
-		kill(o->pid, sig);
-	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
-		return false;
-	if (!r->cancel_signal)
-		r->cancel_signal = sig;
-	return true;
+	return forward_signal(o, sig, phase, r);
 }
 
 void supervise_reap_all(void)
@@ -84,9 +89,9 @@ void supervise_reap_all(void)
 
 int supervise(const struct supervise_opts *o, struct supervise_result *r)
 {
-	struct epoll_event ev, evs[4];
+	struct epoll_event ev, evs[5];
 	enum phase phase = RUNNING;
-	bool timed_out = false;
+	bool timed_out = false, disconnected = false;
 	siginfo_t info;
 	int ep, tfd, err = 0, rb_fd = -1;
 
@@ -109,10 +114,15 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 		ev.data.u32 = 3;
 		epoll_ctl(ep, EPOLL_CTL_ADD, rb_fd, &ev);
 	}
+	if (o->control && o->control_fd >= 0) {
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.u32 = 4;
+		epoll_ctl(ep, EPOLL_CTL_ADD, o->control_fd, &ev);
+	}
 	if (o->timeout_ms > 0)
 		arm(tfd, o->timeout_ms);
 	for (;;) {
-		int n = epoll_wait(ep, evs, 4, -1);
+		int n = epoll_wait(ep, evs, 5, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -146,6 +156,19 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 			case 3:
 				ring_buffer__consume(o->events);
 				break;
+			case 4: {
+				int sig = o->control(o->control_ctx);
+
+				if (sig > 0 && forward_signal(o, sig, phase, r)) {
+					begin_termination(o, tfd, &phase);
+				} else if (sig < 0) {
+					/* Nobody is left to see the output or the status: stop the tree. */
+					epoll_ctl(ep, EPOLL_CTL_DEL, o->control_fd, NULL);
+					disconnected = true;
+					begin_termination(o, tfd, &phase);
+				}
+				break;
+			}
 			}
 		}
 	}
@@ -165,6 +188,9 @@ exited:
 	if (timed_out) {
 		r->ended_by = "timeout";
 		r->exit_code = BPFBOX_EXIT_TIMEOUT;
+	} else if (disconnected) {
+		r->ended_by = "disconnected";
+		r->exit_code = 128 + SIGHUP;
 	} else if (r->cancel_signal) {
 		snprintf(r->ended_buf, sizeof(r->ended_buf), "cancelled:SIG%s", sigabbrev_np(r->cancel_signal));
 		r->ended_by = r->ended_buf;

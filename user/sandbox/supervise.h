@@ -19,6 +19,15 @@ struct supervise_opts {
 	int signal_fd; /* signalfd for the forwarded and cancelling signals */
 	long long timeout_ms; /* 0 = none */
 	long long kill_after_ms; /* grace between SIGTERM and cgroup.kill */
+	/*
+	 * The daemon's connection to its caller (-1: none). When it is readable,
+	 * control(ctx) returns a signal the caller forwards (handled as if bpfbox
+	 * had received it), 0 for nothing, or -1 when the caller is gone: the
+	 * run is then cancelled as by a hangup and ends "disconnected".
+	 */
+	int control_fd;
+	int (*control)(void *ctx);
+	void *control_ctx;
 };
 
 struct supervise_result {

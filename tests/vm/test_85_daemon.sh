@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# Sandboxes without root: `bpfbox daemon` started as the unit starts it, two
+# real users (carol85, dave85) running `bpfbox exec` through it. Identity from
+# the kernel, the administrator's policy as a ceiling, the administrator's log,
+# exit statuses, stdio and a terminal, ps and stop per user, the caller or the
+# daemon killed, a restart, per-user limits and bad requests.
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/vm/servers/net.sh
+. "$T_ROOT/tests/vm/servers/net.sh"
+command -v useradd >/dev/null || t_skip_all "useradd is missing"
+command -v runuser >/dev/null || t_skip_all "runuser is missing"
+
+DPID=
+daemon_stop() {
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	DPID=
+}
+trap 'rc=$?; daemon_stop; net_cleanup; rm -rf "$S"; (exit $rc); t_summary' EXIT
+
+id carol85 >/dev/null 2>&1 || useradd -m -s /bin/sh carol85
+id dave85 >/dev/null 2>&1 || useradd -m -s /bin/sh dave85
+CUID=$(id -u carol85) CGID=$(id -g carol85) DUID=$(id -u dave85)
+CH=$(getent passwd carol85 | cut -d: -f6)
+mkdir -p "$CH/work" "$CH/notes" && chown -R carol85:carol85 "$CH" && chmod 0755 "$CH"
+
+# Everything the users may read lives in $S; the administrator's files are root's.
+S=$(mktemp -d /tmp/bb85.XXXXXX)
+chmod 0755 "$S"
+SRV=$S/srv
+mkdir -p "$SRV/pub" "$SRV/secret" "$SRV/shared" "$SRV/other"
+echo public >"$SRV/pub/file"
+echo topsecret >"$SRV/secret/file"
+echo inner >"$SRV/pub/inner"
+chmod -R a+rwX "$SRV"
+SOCK=$S/run/bpfbox.sock
+ALOG=$S/admin/events.ndjson
+ADMIN=$S/admin/policy.json
+mkdir -p "$S/admin" && chmod 0700 "$S/admin"
+cat >"$ADMIN" <<JSON
+{
+  "network": { "allowedDomains": ["remote.test", "both.remote.test"], "deniedDomains": [] },
+  "filesystem": { "denyRead": ["$SRV/secret"], "allowWrite": ["~/work", "$SRV/shared"], "denyWrite": [] }
+}
+JSON
+# carol's own policy: it tries to widen the administrator's in every field.
+CP=$S/carol.json
+cat >"$CP" <<JSON
+{
+  "network": { "allowedDomains": ["both.remote.test", "only-carol.test"], "deniedDomains": [] },
+  "filesystem": { "denyRead": ["$SRV/pub/inner"], "allowRead": ["$SRV/secret"],
+                  "allowWrite": ["~/work", "$SRV/other"], "denyWrite": [] }
+}
+JSON
+chmod 0644 "$CP"
+# A policy carol may not read.
+SECRETP=$S/root-only.json
+cp "$CP" "$SECRETP" && chmod 0600 "$SECRETP"
+
+export BPFBOX_SOCKET=$SOCK
+# As the unit runs it (tools/systemd/bpfbox.service), with this file's paths.
+daemon_start() {
+	"$BPFBOX" daemon --socket "$SOCK" --config "$ADMIN" --log-file "$ALOG" "$@" >>"$S/daemon.out" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+as() {
+	local u=$1
+	shift
+	(cd "$(getent passwd "$u" | cut -d: -f6)" && runuser -u "$u" -- env BPFBOX_SOCKET="$SOCK" "$@")
+}
+carol() { as carol85 "$BPFBOX" exec "$@"; }
+admin_ev() {
+	jq -c "select($1)" "$ALOG" >"$T_TMP/ev" 2>/dev/null
+	[ -s "$T_TMP/ev" ]
+}
+assert_admin_ev() {
+	if admin_ev "$1"; then t_ok "$2"; else t_fail "$2" "no line of the administrator's log matches $1" "$(tail -20 "$ALOG")"; fi
+}
+
+# --- no daemon ---
+t_exec carol -- /bin/true
+assert_eq 125 "$T_RC" "no daemon: exit 125"
+assert_contains "$T_OUT" 'bpfbox needs root, or the bpfbox daemon \(`systemctl start bpfbox.socket`\)' \
+	"no daemon: the message says how to start it"
+
+# --- the daemon ---
+assert_succeeds "the daemon starts and listens" daemon_start
+assert_eq "srw-rw-rw- root" "$(stat -c '%A %U' "$SOCK")" "the socket is root's, mode 0666"
+assert_admin_ev '.event.action == "daemon-start"' "the daemon's start is in the administrator's log"
+
+# Identity from the kernel.
+t_exec carol -- /bin/sh -c 'id -u; id -g; grep -E "^(CapEff|NoNewPrivs):" /proc/self/status; echo "HOME=$HOME"; pwd'
+assert_eq 0 "$T_RC" "carol: the command runs and exits 0"
+assert_contains "$T_OUT" "^$CUID\$" "carol: it runs with carol's uid"
+assert_contains "$T_OUT" "^$CGID\$" "carol: and carol's gid"
+assert_contains "$T_OUT" '^CapEff:[[:space:]]+0+$' "carol: no capability"
+assert_contains "$T_OUT" '^NoNewPrivs:[[:space:]]+1$' "carol: no new privileges"
+assert_contains "$T_OUT" "^HOME=$CH\$" "carol: her home"
+assert_contains "$T_OUT" "^$CH\$" "carol: her working directory, passed as a descriptor"
+t_exec as carol85 env SUDO_UID=0 SUDO_USER=root SUDO_GID=0 "$BPFBOX" exec -- id -u
+assert_contains "$T_OUT" "^$CUID\$" "carol: sudo variables in the request change nothing"
+t_exec carol --user root -- id -u
+assert_eq 125 "$T_RC" "carol: --user is refused"
+assert_contains "$T_OUT" '--user is for root' "carol: --user: the message says why"
+
+# Exit statuses, stdio.
+t_exec carol -- /bin/sh -c 'exit 7'
+assert_eq 7 "$T_RC" "exit status passes through"
+t_exec carol -- /bin/sh -c 'kill -TERM $$'
+assert_eq 143 "$T_RC" "death by a signal: 128+N"
+t_exec carol -- /nonexistent/cmd
+assert_eq 127 "$T_RC" "command not found: 127"
+printf '#!/bin/sh\n' >"$S/noexec" && chmod 0644 "$S/noexec"
+t_exec carol -- "$S/noexec"
+assert_eq 126 "$T_RC" "not executable: 126"
+t_exec carol --timeout 1s -- /bin/sleep 30
+assert_eq 124 "$T_RC" "--timeout: 124"
+out=$(echo through-stdin | as carol85 "$BPFBOX" exec -- /bin/cat 2>/dev/null)
+assert_eq "through-stdin" "$out" "stdin and stdout are the caller's"
+err=$(as carol85 "$BPFBOX" exec --log-file /dev/null -- /bin/sh -c 'echo to-stderr >&2' 2>&1 >/dev/null)
+assert_eq "to-stderr" "$err" "stderr is the caller's"
+
+# --- files the caller names are opened by the caller ---
+t_exec carol --log-file /etc/bb85.log -- /bin/true
+assert_eq 125 "$T_RC" "a log file in /etc: refused"
+assert_fails "a log file in /etc: not created" test -e /etc/bb85.log
+t_exec carol --policy "$SECRETP" -- /bin/true
+assert_eq 125 "$T_RC" "a policy carol cannot read: refused"
+assert_contains "$T_OUT" 'Permission denied' "a policy carol cannot read: the message says why"
+
+# --- the administrator's policy as it is (no --policy) ---
+t_exec carol -- /bin/sh -c "cat $SRV/pub/file; cat $SRV/secret/file || echo SECRET-REFUSED; echo x >~/work/a && echo WORK-OK; echo x >~/notes/a || echo NOTES-REFUSED"
+assert_contains "$T_OUT" '^public$' "admin policy: an allowed read works"
+assert_contains "$T_OUT" '^SECRET-REFUSED$' "admin policy: its denyRead is refused"
+assert_contains "$T_OUT" '^WORK-OK$' "admin policy: ~/work is carol's home's"
+assert_contains "$T_OUT" '^NOTES-REFUSED$' "admin policy: outside its allowWrite is refused"
+assert_admin_ev ".event.action == \"open-read\" and .user.id == \"$CUID\" and .user.name == \"carol85\" and (.file.path | test(\"secret\"))" \
+	"admin log: carol's refusal, with user.id and user.name"
+assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.policy.path == \"$ADMIN\"" \
+	"admin log: the start event says the administrator's policy applied"
+
+# --- the ceiling over carol's policy ---
+CL=$S/carol-log.ndjson
+touch "$CL" && chown carol85 "$CL"
+t_exec carol --policy "$CP" --log-file "$CL" -- /bin/sh -c "cat $SRV/secret/file || echo SECRET-REFUSED; cat $SRV/pub/inner || echo INNER-REFUSED; cat $SRV/pub/file; echo x >$SRV/other/a || echo OTHER-REFUSED; echo x >$SRV/shared/a || echo SHARED-REFUSED; echo x >~/work/b && echo WORK-OK"
+assert_eq 0 "$T_RC" "ceiling: the run completes"
+assert_contains "$T_OUT" "filesystem.allowWrite\\[1\\] \"$SRV/other\": outside the administrator's allowWrite \\($ADMIN\\); not granted" \
+	"ceiling: the cut allowWrite is named with the file, the JSON path and the administrator's file"
+assert_contains "$T_OUT" '^SECRET-REFUSED$' "ceiling: carol's allowRead cannot reopen the administrator's denyRead"
+assert_contains "$T_OUT" '^INNER-REFUSED$' "ceiling: carol's own denyRead holds"
+assert_contains "$T_OUT" '^public$' "ceiling: a read both allow works"
+assert_contains "$T_OUT" '^OTHER-REFUSED$' "ceiling: a write only carol allows is refused"
+assert_contains "$T_OUT" '^SHARED-REFUSED$' "ceiling: a write only the administrator allows is refused"
+assert_contains "$T_OUT" '^WORK-OK$' "ceiling: a write both allow works"
+assert_succeeds "ceiling: carol's own log has her events" grep -q '"sandbox-start"' "$CL"
+assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.policy.path == \"$CP\"" \
+	"admin log: carol's policy run is in the administrator's log too"
+t_exec carol --policy "$CP" --strict -- /bin/true
+assert_eq 125 "$T_RC" "ceiling --strict: a cut is an error"
+assert_contains "$T_OUT" 'not granted' "ceiling --strict: the cut is named"
+
+# Domains, through the proxy: allowed only where both allow.
+assert_succeeds "a remote network namespace is set up" net_remote_up
+net_hosts remote.test both.remote.test only-carol.test "$NET_REMOTE"
+mkdir -p "$S/www" && echo hello-remote >"$S/www/hello.txt"
+assert_succeeds "HTTP serves in the namespace" net_serve bbremote http 0.0.0.0 80 "$S/www"
+t_exec carol --policy "$CP" -- /bin/sh -c 'curl -sS -o /dev/null -w "%{http_code}\n" http://both.remote.test/hello.txt; curl -sS -o /dev/null -w "%{http_code}\n" http://only-carol.test/hello.txt; curl -sS -o /dev/null -w "%{http_code}\n" http://remote.test/hello.txt'
+assert_eq "200 403 403" "$(grep -E '^[0-9]{3}$' "$T_OUT" | xargs)" \
+	"ceiling: a domain both allow is reached; one only carol or only the administrator allows is refused"
+
+# --- ps and stop: each user sees and stops only their own ---
+as carol85 "$BPFBOX" exec --log-file /dev/null -- /bin/sleep 60 >/dev/null 2>&1 &
+CPID=$!
+for _ in $(seq 100); do
+	ID=$(as carol85 "$BPFBOX" ps 2>/dev/null | awk '/sleep 60/ {print $1}')
+	[ -n "$ID" ] && break
+	sleep 0.1
+done
+assert_contains <(as carol85 "$BPFBOX" ps) "sleep 60" "ps: carol sees her sandbox"
+assert_not_contains <(as dave85 "$BPFBOX" ps) "sleep 60" "ps: dave does not see carol's"
+assert_contains <("$BPFBOX" ps) "sleep 60" "ps: root sees every sandbox"
+t_exec as dave85 "$BPFBOX" stop "$ID"
+assert_fails "stop: dave cannot stop carol's sandbox" test "$T_RC" -eq 0
+assert_succeeds "stop: it is still running" kill -0 "$CPID"
+t_exec as carol85 "$BPFBOX" stop "$ID"
+assert_eq 0 "$T_RC" "stop: carol stops her own"
+wait "$CPID"
+assert_eq 143 "$?" "stop: her run ends as by SIGTERM (143)"
+
+# --- the caller dies (SIGKILL): its sandbox goes with it ---
+as carol85 "$BPFBOX" exec --kill-after 1s --log-file /dev/null -- /bin/sleep 300 >/dev/null 2>&1 &
+sleep 1
+CLIENT=$(pgrep -u carol85 -f "bpfbox exec --kill-after 1s" | head -1)
+ID=$(as carol85 "$BPFBOX" ps | awk '/sleep 300/ {print $1}')
+assert_succeeds "SIGKILL of the client: its sandbox was running" test -n "$ID"
+kill -KILL "$CLIENT"
+gone=no
+for _ in $(seq 100); do
+	if ! "$BPFBOX" ps | grep -q "sleep 300" && ! pgrep -u carol85 -x sleep >/dev/null; then gone=yes; break; fi
+	sleep 0.1
+done
+assert_eq yes "$gone" "SIGKILL of the client: the sandbox and its command are gone"
+assert_fails "SIGKILL of the client: no cgroup left" test -d "/sys/fs/cgroup/bpfbox/$ID"
+
+# --- the daemon dies (SIGKILL): running sandboxes stay confined, a restart serves again ---
+as carol85 "$BPFBOX" exec -- /bin/sh -c "sleep 3; cat $SRV/secret/file || echo AFTER-DAEMON-DEATH-REFUSED" >"$T_TMP/late" 2>&1 &
+LPID=$!
+sleep 1
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+DPID=
+wait "$LPID"
+assert_eq 0 "$?" "daemon SIGKILL: the running sandbox finishes and reports its status"
+assert_contains "$T_TMP/late" '^AFTER-DAEMON-DEATH-REFUSED$' "daemon SIGKILL: the sandbox stayed confined"
+rm -f "$SOCK"
+assert_succeeds "a restarted daemon listens again" daemon_start
+t_exec carol -- /bin/true
+assert_eq 0 "$T_RC" "a restarted daemon serves"
+
+# --- per-user limit ---
+daemon_stop
+assert_succeeds "a daemon with --max-per-user 1" daemon_start --max-per-user 1
+as carol85 "$BPFBOX" exec --log-file /dev/null -- /bin/sleep 20 >/dev/null 2>&1 &
+BG=$!
+for _ in $(seq 100); do as carol85 "$BPFBOX" ps | grep -q "sleep 20" && break; sleep 0.1; done
+t_exec carol -- /bin/true
+assert_eq 125 "$T_RC" "limit: carol's second sandbox is refused"
+assert_contains "$T_OUT" "already runs 1 sandboxes, the administrator's limit" "limit: the message names the limit"
+t_exec as dave85 "$BPFBOX" exec -- /bin/true
+assert_eq 0 "$T_RC" "limit: dave still gets his"
+kill -TERM "$BG"
+wait "$BG"
+
+# --- bad requests: each gets an error or is closed; everyone else is served ---
+cat >"$S/bad.py" <<'PY'
+import os, socket, struct, sys, time, array
+path, kind = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(path)
+def frame(body): return b"BBX1" + struct.pack(">I", len(body)) + body
+if kind == "garbage": s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+elif kind == "huge": s.sendall(b"BBX1" + struct.pack(">I", 0x7fffffff))
+elif kind == "json": s.sendall(frame(b'{"v":1,"op":"exec","argv":[]}'))
+elif kind == "notjson": s.sendall(frame(b'\xff\xfe not json'))
+elif kind == "truncated": s.sendall(frame(b'{"v":1,"op":"exec","argv":["x"]}')[:12]); s.close(); print("closed"); sys.exit(0)
+elif kind == "fds":
+    fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(40)]
+    s.sendmsg([frame(b'{"v":1,"op":"ps"}')], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+elif kind == "silent": time.sleep(12)
+s.settimeout(15)
+data = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d: break
+        data += d
+except Exception as e:
+    print("recv:", e)
+print(data[8:].decode(errors="replace"))
+PY
+for kind in garbage huge json notjson fds; do
+	t_exec as dave85 python3 "$S/bad.py" "$SOCK" "$kind"
+	assert_contains "$T_OUT" '"type":"error"' "bad request ($kind): an error answer"
+done
+t_exec as dave85 python3 "$S/bad.py" "$SOCK" truncated
+as dave85 python3 "$S/bad.py" "$SOCK" silent >"$T_TMP/silent" 2>&1 &
+SIL=$!
+sleep 1
+t_exec carol -- /bin/echo still-served
+assert_contains "$T_OUT" '^still-served$' "bad requests: a silent client does not hold up others"
+wait "$SIL"
+assert_contains "$T_TMP/silent" 'did not arrive in time' "a silent client is answered and closed after the request timeout"
+assert_admin_ev '.event.action == "daemon-request-refused" and (.message | test("bad request"))' \
+	"bad requests are in the administrator's log"
+
+# --- a sandbox cannot ask the daemon for another ---
+cat >"$S/nest.json" <<JSON
+{ "network": { "allowUnixSockets": ["$SOCK"] }, "filesystem": { "allowWrite": [] } }
+JSON
+chmod 0644 "$S/nest.json"
+t_exec carol --policy "$S/nest.json" -- "$BPFBOX" exec -- /bin/echo NESTED
+assert_not_contains "$T_OUT" '^NESTED$' "a request from inside a sandbox does not start another"
+assert_contains "$T_OUT" 'inside a bpfbox sandbox are refused' "a request from inside a sandbox: the message says why"
+
+# --- a terminal: the command gets a pty of the caller's, window size, ^C ---
+cat >"$S/pty.py" <<'PY'
+import os, pty, sys, time, fcntl, termios, struct, select
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+deadline = time.time() + 30
+sent = False
+while time.time() < deadline:
+    r, _, _ = select.select([fd], [], [], 0.2)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d: break
+        out += d
+    if b"READY" in out and not sent:
+        time.sleep(0.3); os.write(fd, b"\x03"); sent = True
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+print("STATUS", os.waitstatus_to_exitcode(st))
+PY
+t_exec as carol85 python3 "$S/pty.py" env BPFBOX_SOCKET="$SOCK" "$BPFBOX" exec --log-file /dev/null -- /bin/sh -c 'tty; stty size; trap "echo GOT-INT; exit 3" INT; echo READY; sleep 20 & wait'
+assert_contains "$T_OUT" '/dev/pts/[0-9]+' "tty: the command has a terminal"
+assert_contains "$T_OUT" '33 101' "tty: the window size is the caller's"
+assert_contains "$T_OUT" 'GOT-INT' "tty: ^C reaches the command's foreground"
+assert_contains "$T_OUT" 'STATUS 3' "tty: the command's status comes back"
+
+# --- SIGTERM: the daemon stops, running sandboxes finish within the grace ---
+daemon_stop
+assert_succeeds "a daemon with a 3 s grace" daemon_start --stop-grace 3s
+as carol85 "$BPFBOX" exec --kill-after 1s --log-file /dev/null -- /bin/sleep 60 >/dev/null 2>&1 &
+BG=$!
+for _ in $(seq 100); do as carol85 "$BPFBOX" ps | grep -q "sleep 60" && break; sleep 0.1; done
+kill -TERM "$DPID"
+wait "$DPID"
+assert_eq 0 "$?" "SIGTERM: the daemon exits 0 after the grace"
+DPID=
+wait "$BG"
+assert_eq 143 "$?" "SIGTERM: a sandbox past the grace is stopped (143)"
+assert_fails "SIGTERM: the socket is removed" test -e "$SOCK"
+assert_eq "" "$("$BPFBOX" ps | awk 'NR > 1')" "SIGTERM: no sandbox is left"
