@@ -16,7 +16,7 @@ daemon_stop() {
 	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
 	DPID=
 }
-trap 'rc=$?; daemon_stop; net_cleanup; rm -rf "$S"; (exit $rc); t_summary' EXIT
+trap 'rc=$?; daemon_stop; [ "$T_FAIL" -eq 0 ] || sed "s/^/# daemon: /" "$S/daemon.out"; net_cleanup; rm -rf "$S"; (exit $rc); t_summary' EXIT
 
 id carol85 >/dev/null 2>&1 || useradd -m -s /bin/sh carol85
 id dave85 >/dev/null 2>&1 || useradd -m -s /bin/sh dave85
@@ -194,7 +194,7 @@ assert_eq 143 "$?" "stop: her run ends as by SIGTERM (143)"
 
 # --- the caller dies (SIGKILL): its sandbox goes with it ---
 as carol85 "$BPFBOX" exec --kill-after 1s --log-file /dev/null -- /bin/sleep 300 >/dev/null 2>&1 &
-sleep 1
+for _ in $(seq 100); do "$BPFBOX" ps | grep -q "sleep 300" && break; sleep 0.1; done
 CLIENT=$(pgrep -u carol85 -f "bpfbox exec --kill-after 1s" | head -1)
 ID=$(as carol85 "$BPFBOX" ps | awk '/sleep 300/ {print $1}')
 assert_succeeds "SIGKILL of the client: its sandbox was running" test -n "$ID"
@@ -210,7 +210,7 @@ assert_fails "SIGKILL of the client: no cgroup left" test -d "/sys/fs/cgroup/bpf
 # --- the daemon dies (SIGKILL): running sandboxes stay confined, a restart serves again ---
 as carol85 "$BPFBOX" exec -- /bin/sh -c "sleep 3; cat $SRV/secret/file || echo AFTER-DAEMON-DEATH-REFUSED" >"$T_TMP/late" 2>&1 &
 LPID=$!
-sleep 1
+for _ in $(seq 100); do "$BPFBOX" ps | grep -q "AFTER-DAEMON" && break; sleep 0.1; done
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null
 DPID=
@@ -270,7 +270,7 @@ done
 t_exec as dave85 python3 "$S/bad.py" "$SOCK" truncated
 as dave85 python3 "$S/bad.py" "$SOCK" silent >"$T_TMP/silent" 2>&1 &
 SIL=$!
-sleep 1
+sleep 2
 t_exec carol -- /bin/echo still-served
 assert_contains "$T_OUT" '^still-served$' "bad requests: a silent client does not hold up others"
 wait "$SIL"
@@ -280,7 +280,8 @@ assert_admin_ev '.event.action == "daemon-request-refused" and (.message | test(
 
 # --- a sandbox cannot ask the daemon for another ---
 cat >"$S/nest.json" <<JSON
-{ "network": { "allowUnixSockets": ["$SOCK"] }, "filesystem": { "allowWrite": [] } }
+{ "network": { "allowedDomains": [], "deniedDomains": [], "allowUnixSockets": ["$SOCK"] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
 JSON
 chmod 0644 "$S/nest.json"
 t_exec carol --policy "$S/nest.json" -- "$BPFBOX" exec -- /bin/echo NESTED
@@ -288,7 +289,7 @@ assert_not_contains "$T_OUT" '^NESTED$' "a request from inside a sandbox does no
 assert_contains "$T_OUT" 'inside a bpfbox sandbox are refused' "a request from inside a sandbox: the message says why"
 
 # --- a terminal: the command gets a pty of the caller's, window size, ^C ---
-cat >"$S/pty.py" <<'PY'
+cat >"$S/ptyrun.py" <<'PY'
 import os, pty, sys, time, fcntl, termios, struct, select
 pid, fd = pty.fork()
 if pid == 0:
@@ -312,7 +313,7 @@ _, st = os.waitpid(pid, 0)
 sys.stdout.write(out.decode(errors="replace"))
 print("STATUS", os.waitstatus_to_exitcode(st))
 PY
-t_exec as carol85 python3 "$S/pty.py" env BPFBOX_SOCKET="$SOCK" "$BPFBOX" exec --log-file /dev/null -- /bin/sh -c 'tty; stty size; trap "echo GOT-INT; exit 3" INT; echo READY; sleep 20 & wait'
+t_exec as carol85 python3 "$S/ptyrun.py" env BPFBOX_SOCKET="$SOCK" "$BPFBOX" exec --log-file /dev/null -- /bin/sh -c 'tty; stty size; trap "echo GOT-INT; exit 3" INT; echo READY; sleep 20 & wait'
 assert_contains "$T_OUT" '/dev/pts/[0-9]+' "tty: the command has a terminal"
 assert_contains "$T_OUT" '33 101' "tty: the window size is the caller's"
 assert_contains "$T_OUT" 'GOT-INT' "tty: ^C reaches the command's foreground"
@@ -332,3 +333,21 @@ wait "$BG"
 assert_eq 143 "$?" "SIGTERM: a sandbox past the grace is stopped (143)"
 assert_fails "SIGTERM: the socket is removed" test -e "$SOCK"
 assert_eq "" "$("$BPFBOX" ps | awk 'NR > 1')" "SIGTERM: no sandbox is left"
+
+assert_succeeds "every line of the administrator's log validates against the schema" \
+	python3 tests/tools/validate-events.py "$ALOG"
+assert_admin_ev '.event.action == "sandbox-exit" and .bpfbox.exit.ended_by == "disconnected"' \
+	"admin log: the killed client's sandbox ended 'disconnected'"
+
+# --- gc --unpin (the package's removal): never under a running sandbox ---
+"$BPFBOX" exec -- /bin/sleep 20 >/dev/null 2>&1 &
+BG=$!
+for _ in $(seq 100); do "$BPFBOX" ps | grep -q "sleep 20" && break; sleep 0.1; done
+t_exec "$BPFBOX" gc --unpin
+assert_contains "$T_OUT" 'still running; the pinned programs are kept' "gc --unpin: kept while a sandbox runs"
+assert_succeeds "gc --unpin: the pins are still there" test -d /sys/fs/bpf/bpfbox
+kill -TERM "$BG"
+wait "$BG"
+t_exec "$BPFBOX" gc --unpin
+assert_fails "gc --unpin: with no sandbox left, the pins are gone" test -e /sys/fs/bpf/bpfbox
+assert_succeeds "after gc --unpin the next sandbox loads the programs again" "$BPFBOX" exec --log-file /dev/null -- /bin/true

@@ -148,11 +148,27 @@ if want startup; then
 	note "startup"
 	policy "$T/p0.json" 0
 	"$BPFBOX" exec -- true # warm the pins
+	# The daemon, with its ceiling and log, for a user made here (the guest's root is an overlay).
+	daemon_ok=0
+	id bbbench >/dev/null 2>&1 || useradd -M -d /tmp bbbench 2>/dev/null
+	if id bbbench >/dev/null 2>&1; then
+		"$BPFBOX" daemon --socket "$T/daemon.sock" --config "$T/p0.json" --log-file "$T/daemon.ndjson" \
+			--max-per-user 0 2>"$T/daemon.err" &
+		BG+=($!)
+		for _ in $(seq 100); do [ -S "$T/daemon.sock" ] && break; sleep 0.1; done
+		[ -S "$T/daemon.sock" ] && daemon_ok=1 || note "the daemon did not start: $(cat "$T/daemon.err")"
+	fi
 	for ((i = 0; i < R; i++)); do
 		sample startup bare true
 		sample startup bpfbox-warm "$BPFBOX" exec -- true
 		((bwrap_ok)) && sample startup bwrap bwrap --ro-bind / / true
 		((srt_ok && i < SRT_R)) && srt_settings "" && sample startup srt "$SRT" -s "$T/srt.json" -c true
+		if ((daemon_ok)); then
+			# Through the daemon, as a user who is not root; runuser's own cost measured beside it.
+			sample startup user-bare runuser -u bbbench -- true
+			sample startup bpfbox-daemon runuser -u bbbench -- env BPFBOX_SOCKET="$T/daemon.sock" \
+				"$BPFBOX" exec -- true
+		fi
 	done
 	for ((i = 0; i < COLD; i++)); do
 		"$BPFBOX" gc --all >/dev/null

@@ -118,17 +118,29 @@ static int gc_stray_cgroups(void)
 	return count;
 }
 
+static int count_live(void *ctx, const struct registry_entry *e)
+{
+	*(int *)ctx += registry_alive(e);
+	return 0;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	struct bpf_state *st = NULL;
 	struct errmsg em = { { 0 } };
 	bool all = argc > 1 && !strcmp(argv[1], "--all");
-	int n, stray, trimmed = 0;
+	bool unpin = argc > 1 && !strcmp(argv[1], "--unpin");
+	int n, stray, trimmed = 0, live = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: bpfbox gc [--all]\n  removes sandboxes whose supervisor died and frees idle pooled "
-		       "event buffers; --all also live sandboxes and bpfbox's pinned programs\n");
+		printf("usage: bpfbox gc [--all | --unpin]\n  removes sandboxes whose supervisor died and frees idle "
+		       "pooled event buffers;\n  --unpin then also removes bpfbox's pinned programs if no sandbox "
+		       "is running (package removal);\n  --all also stops live sandboxes and removes the pins\n");
 		return 0;
+	}
+	if (argc > 2 || (argc == 2 && !all && !unpin)) {
+		fprintf(stderr, "bpfbox: gc: unknown option '%s' (--all or --unpin)\n", argv[argc - 1]);
+		return 2;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "bpfbox: gc must run as root (it kills sandboxes and removes their cgroups)\n");
@@ -139,10 +151,16 @@ int cmd_gc(int argc, char **argv)
 		fprintf(stderr, "bpfbox: gc: %s; removing cgroups and files only\n", em.text);
 	n = sandbox_gc_dead(st, all);
 	stray = gc_stray_cgroups();
-	if (st && !all)
-		trimmed = ring_pool_trim(st);	/* --all drops the whole pool with the pins */
+	if (st && !all && !unpin)
+		trimmed = ring_pool_trim(st);	/* --all and --unpin drop the whole pool with the pins */
 	bpf_state_close(st);
-	if (all) {
+	if (unpin) {
+		/* Never under a running sandbox: its enforcement would end with the pins. */
+		registry_each(count_live, &live);
+		if (live)
+			printf("bpfbox: gc: %d sandbox(es) still running; the pinned programs are kept\n", live);
+	}
+	if (all || (unpin && !live)) {
 		/* Unpinning detaches the shared programs once no sandbox needs them. */
 		if (remove_tree(BPFBOX_PIN_ROOT))
 			fprintf(stderr, "bpfbox: gc: could not remove %s\n", BPFBOX_PIN_ROOT);

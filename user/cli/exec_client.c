@@ -51,8 +51,8 @@ int daemon_connect(struct errmsg *em)
 		close(fd);
 		return errmsg_set(em, err,
 				  "bpfbox needs root, or the bpfbox daemon (`systemctl start bpfbox.socket`): "
-				  "connecting to %s: %s",
-				  path, strerror(-err));
+				  "connecting to %s",
+				  path);
 	}
 	return fd;
 }
@@ -66,7 +66,7 @@ static int read_policy(const char *path, char **out, size_t *len, struct errmsg 
 	struct stat st;
 
 	if (fd < 0)
-		return errmsg_set(em, -errno, "policy %s: %s", path, strerror(errno));
+		return errmsg_set(em, -errno, "policy %s", path);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		err = errmsg_set(em, -EINVAL, "policy %s: not a regular file", path);
 		goto cleanup;
@@ -83,7 +83,7 @@ static int read_policy(const char *path, char **out, size_t *len, struct errmsg 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			err = errmsg_set(em, -errno, "reading policy %s: %s", path, strerror(errno));
+			err = errmsg_set(em, -errno, "reading policy %s", path);
 			goto cleanup;
 		}
 		if (r == 0)
@@ -226,13 +226,6 @@ static void handle_signal(struct client *c)
 	}
 }
 
-/* The command stopped (^Z on its terminal): so does the client, as a job of the caller's shell. */
-static void suspend_self(struct client *c)
-{
-	restore_terminal(c);
-	kill(getpid(), SIGSTOP);
-}
-
 /* Returns the run's exit status once the daemon sent it (and the pty is drained). */
 static int wait_for_end(struct client *c)
 {
@@ -300,9 +293,6 @@ static int wait_for_end(struct client *c)
 				status = msg.status;
 				have_status = true;
 				break;
-			case WIRE_MSG_STOPPED:
-				suspend_self(c);
-				break;
 			default:
 				break;
 			}
@@ -335,13 +325,13 @@ int exec_client(const struct exec_client_opts *o)
 	if (o->log_file) {
 		log_fd = open(o->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
 		if (log_fd < 0) {
-			err = errmsg_set(&em, -errno, "opening the log %s: %s", o->log_file, strerror(errno));
+			err = errmsg_set(&em, -errno, "opening the log %s", o->log_file);
 			goto fail;
 		}
 	}
 	cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cwd_fd < 0 || !getcwd(cwd, sizeof(cwd))) {
-		err = errmsg_set(&em, -errno, "opening the working directory: %s", strerror(errno));
+		err = errmsg_set(&em, -errno, "opening the working directory");
 		goto fail;
 	}
 	err = daemon_connect(&em);
@@ -396,7 +386,7 @@ int exec_client(const struct exec_client_opts *o)
 	}
 	err = wire_send(c.sock, body, fds, (size_t)n_fds);
 	if (err) {
-		errmsg_set(&em, err, "sending the request to the daemon: %s", strerror(-err));
+		errmsg_set(&em, err, "sending the request to the daemon");
 		goto fail;
 	}
 	/* The daemon holds its copies now; the pty's slave is the command's alone. */

@@ -412,7 +412,7 @@ static const struct {
 	enum wire_msg_type type;
 } msg_types[] = {
 	{ "exit", WIRE_MSG_EXIT },	 { "error", WIRE_MSG_ERROR },   { "text", WIRE_MSG_TEXT },
-	{ "stopped", WIRE_MSG_STOPPED }, { "signal", WIRE_MSG_SIGNAL }, { "cont", WIRE_MSG_CONT },
+	{ "signal", WIRE_MSG_SIGNAL }, { "cont", WIRE_MSG_CONT },
 };
 
 int wire_msg_decode(const char *json, size_t len, struct wire_msg *msg, struct errmsg *em)
@@ -487,7 +487,7 @@ char *wire_msg_encode(enum wire_msg_type type, int status_or_signal, const char 
 	ok = root && name && cJSON_AddStringToObject(root, "type", name);
 	if (ok && (type == WIRE_MSG_EXIT || type == WIRE_MSG_ERROR))
 		ok = cJSON_AddNumberToObject(root, "status", status_or_signal) != NULL;
-	if (ok && (type == WIRE_MSG_SIGNAL || type == WIRE_MSG_STOPPED))
+	if (ok && type == WIRE_MSG_SIGNAL)
 		ok = cJSON_AddNumberToObject(root, "signal", status_or_signal) != NULL;
 	if (ok && message) {
 		/* A message never outgrows a control frame: cut it rather than fail the answer. */
@@ -548,15 +548,28 @@ int wire_reader_read(struct wire_reader *r, int sock)
 		if (r->have < WIRE_HEADER_LEN) {
 			iov = (struct iovec){ r->hdr + r->have, WIRE_HEADER_LEN - r->have };
 		} else {
-			if (!r->body) {
-				r->body = malloc((size_t)r->len + 1);
-				if (!r->body)
-					return -ENOMEM;
-			}
-			if (r->have == WIRE_HEADER_LEN + r->len)
+			size_t got = r->have - WIRE_HEADER_LEN;
+
+			if (got == r->len && r->body)
 				break;
-			iov = (struct iovec){ r->body + (r->have - WIRE_HEADER_LEN),
-					      WIRE_HEADER_LEN + r->len - r->have };
+			/*
+			 * Memory follows the bytes that arrived, not the length a
+			 * peer announced: a header alone costs nothing.
+			 */
+			if (!r->body || got == r->cap) {
+				size_t cap = r->cap ? r->cap * 2 : 65536;
+				char *nb;
+
+				cap = cap < r->len ? cap : r->len;
+				nb = realloc(r->body, cap + 1);
+				if (!nb)
+					return -ENOMEM;
+				r->body = nb;
+				r->cap = cap;
+			}
+			if (got == r->len)
+				break;
+			iov = (struct iovec){ r->body + got, r->cap - got };
 		}
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;

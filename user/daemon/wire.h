@@ -6,7 +6,7 @@
  * then that many bytes of JSON (one object). A client sends one request
  * frame (op "exec", "ps" or "stop"), with the descriptors it passes
  * (SCM_RIGHTS) attached to the frame's first byte; the daemon answers with
- * frames ("exit", "error", "text", "stopped"); during an exec the client may
+ * frames ("exit", "error", "text"); during an exec the client may
  * send control frames ("signal", "cont"). Identity is never part of a
  * request: the daemon takes it from SO_PEERCRED. Descriptors are named by
  * their index in the received set.
@@ -26,13 +26,13 @@
 
 #define WIRE_MAGIC "BBX1"
 #define WIRE_HEADER_LEN 8
-#define WIRE_MAX_REQUEST (8u << 20) /* a request: argv, environment and a policy */
+#define WIRE_MAX_REQUEST (4u << 20) /* a request: argv, environment and a policy */
 #define WIRE_MAX_CONTROL 4096u /* any later frame, either way */
 #define WIRE_MAX_FDS 24 /* stdio, cwd, log, 16 --pass-fd, and slack */
 #define WIRE_MAX_ARGS 4096
 #define WIRE_MAX_ENV 8192
 #define WIRE_MAX_STRING (128u << 10)
-#define WIRE_MAX_POLICY (4u << 20)
+#define WIRE_MAX_POLICY (1u << 20)
 #define WIRE_MAX_PASS 16
 
 enum wire_op {
@@ -80,7 +80,6 @@ enum wire_msg_type {
 	WIRE_MSG_EXIT = 1, /* status: the run's exit status */
 	WIRE_MSG_ERROR, /* status, message: the request was refused or failed */
 	WIRE_MSG_TEXT, /* message: output for the client's stdout (ps, stop) */
-	WIRE_MSG_STOPPED, /* the command stopped (^Z); the client suspends itself */
 	WIRE_MSG_SIGNAL, /* client -> worker: signal */
 	WIRE_MSG_CONT, /* client -> worker: resume a stopped command */
 };
@@ -124,6 +123,7 @@ struct wire_reader {
 	size_t have; /* header bytes, then header + body bytes */
 	uint32_t len;
 	char *body;
+	size_t cap; /* allocated for the body so far */
 	int fds[WIRE_MAX_FDS];
 	size_t n_fds;
 	bool too_many_fds; /* descriptors were cut or exceeded WIRE_MAX_FDS: the frame is refused */
