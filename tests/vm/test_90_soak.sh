@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak: many sandboxes in a row, then many 16 at a time, cycling through every
 # way a run can end: a normal exit, a non-zero exit, --timeout, SIGKILL of the
-# command, and SIGKILL of bpfbox itself followed by `bpfbox gc`. Afterwards
+# command, SIGKILL of bpfbox itself followed by `bpfbox gc`, and through the
+# daemon as a user who is not root (a normal end, and SIGKILL of the client). Afterwards
 # nothing is left: cgroups, pins, map entries, BPF maps, programs and links,
 # processes, descriptors, tmpdirs, registry entries.
 #   BPFBOX_TEST_SOAK_RUNS (default 60; `make soak` runs 1000), BPFBOX_TEST_SOAK_PAR (16)
@@ -9,15 +10,29 @@
 
 RUNS=${BPFBOX_TEST_SOAK_RUNS:-60}
 PAR=${BPFBOX_TEST_SOAK_PAR:-16}
-W=$T_TMP/work
-mkdir -p "$W"
-P=$T_TMP/policy.json
+# Readable and writable by the daemon's caller too.
+D=$(mktemp -d /tmp/soak.XXXXXX)
+chmod 0777 "$D"
+W=$D/work
+mkdir -p "$W" && chmod 0777 "$W"
+P=$D/policy.json
 cat >"$P" <<JSON
 {
   "network": { "allowedDomains": [], "deniedDomains": [] },
   "filesystem": { "denyRead": [], "allowWrite": ["$W"], "denyWrite": [] }
 }
 JSON
+chmod 0644 "$P"
+id bbsoak >/dev/null 2>&1 || useradd -M -d /tmp bbsoak
+SUID=$(id -u bbsoak) SGID=$(id -g bbsoak)
+SOCK=$D/daemon.sock
+"$BPFBOX" daemon --socket "$SOCK" --config "$P" --log-file "$D/admin.ndjson" --max-per-user 0 \
+	>"$D/daemon.out" 2>&1 &
+DPID=$!
+trap 'kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null; rm -rf "$D"; t_summary' EXIT
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+# setpriv execs (runuser would fork): $! is the client itself.
+as_user() { setpriv --reuid="$SUID" --regid="$SGID" --init-groups env BPFBOX_SOCKET="$SOCK" "$@"; }
 
 # System-wide counts of what a run could leave behind (as test_54), plus every
 # descriptor of every process but this shell's subshells.
@@ -52,7 +67,7 @@ settle() {
 # One run ending the Nth way; prints "<kind> <want> <got>" and returns 0 when they agree.
 run_one() { # N LOG
 	local n=$1 log=$2 rc pid i
-	case $((n % 5)) in
+	case $((n % 7)) in
 	0)
 		"$BPFBOX" exec --policy "$P" --log-file "$log" -- true
 		rc=$?
@@ -80,6 +95,20 @@ run_one() { # N LOG
 		# A setup that failed (e.g. undone by a concurrent gc) is a failure too.
 		[ -e "$W/up-$n" ] || { echo "bpfbox-sigkill+gc: the command never ran"; return 1; }
 		"$BPFBOX" gc >/dev/null 2>&1 || { echo "bpfbox-sigkill+gc 0 $?"; return 1; } ;;
+	5)
+		as_user "$BPFBOX" exec --policy "$P" --log-file "$log" -- sh -c 'exit 5'
+		rc=$?
+		[ $rc -eq 5 ] || { echo "daemon 5 $rc"; return 1; } ;;
+	6)
+		# Through the daemon, and the client is killed: its sandbox goes with it.
+		rm -f "$W/up-$n"
+		as_user "$BPFBOX" exec --policy "$P" --kill-after 200ms --log-file "$log" -- \
+			sh -c "touch '$W/up-$n'; sleep 1000" &
+		pid=$!
+		for i in $(seq 300); do [ -e "$W/up-$n" ] && break; sleep 0.05; done
+		kill -KILL $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		[ -e "$W/up-$n" ] || { echo "daemon-client-sigkill: the command never ran"; return 1; } ;;
 	esac
 	return 0
 }
@@ -95,7 +124,7 @@ for i in $(seq 0 $((RUNS - 1))); do
 	run_one "$i" /dev/null >>"$T_TMP/seq-fails" || fails=$((fails + 1))
 done
 el=$((($(date +%s%N) - start) / 1000000))
-echo "# $RUNS runs in a row (5 exit paths in turn): ${el}ms ($((el / RUNS))ms each)"
+echo "# $RUNS runs in a row (7 exit paths in turn): ${el}ms ($((el / RUNS))ms each)"
 assert_eq 0 "$fails" "$RUNS runs in a row each ended as expected" || head -n 20 "$T_TMP/seq-fails" | t_diag
 settle
 assert_eq "$before" "$after" "$RUNS runs in a row leave nothing behind"

@@ -236,7 +236,8 @@ static int wait_for_end(struct client *c)
 	wire_reader_init(&rd, WIRE_MAX_CONTROL);
 	while (!have_status || master_open) {
 		struct pollfd p[4] = {
-			{ c->sock, have_status ? 0 : POLLIN, 0 },
+			/* Once the status is in, the connection's hangup is no news (poll reports it anyway). */
+			{ have_status ? -1 : c->sock, POLLIN, 0 },
 			{ c->sig_fd, POLLIN, 0 },
 			{ master_open ? c->master : -1, POLLIN, 0 },
 			{ stdin_open ? STDIN_FILENO : -1, POLLIN, 0 },
