@@ -142,6 +142,9 @@ static const struct {
 	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"],\"pass\":[{\"fd\":4,\"as\":5},{\"fd\":4,\"as\":5}]," FDS4 "}", 5,
 	  -EINVAL, "pass[1].as: 5 given twice" },
 	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"]," FDS4 "}", WIRE_MAX_FDS + 1, -E2BIG, "descriptors" },
+	/* Found by the fuzzer: a number past long long's range was converted before the range check. */
+	{ "{\"v\":1.55556e+88,\"op\":\"ps\"}", 0, -EINVAL, "v: expected a whole number" },
+	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"],\"timeout_ms\":-1e300," FDS4 "}", 4, -EINVAL, "timeout_ms" },
 };
 
 static void test_bad_requests(void **state)

@@ -71,8 +71,9 @@ static int get_int(const cJSON *obj, const char *where, const char *key, long lo
 
 	if (!v)
 		return 0;
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long long)v->valuedouble || v->valuedouble < (double)lo ||
-	    v->valuedouble > (double)hi)
+	/* The range first: converting a double outside long long's range is undefined (and NaN fails both). */
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= (double)lo && v->valuedouble <= (double)hi) ||
+	    v->valuedouble != (double)(long long)v->valuedouble)
 		return errmsg_set(em, -EINVAL, "%s%s: expected a whole number from %lld to %lld", where, key, lo, hi);
 	*out = (long long)v->valuedouble;
 	return 0;
