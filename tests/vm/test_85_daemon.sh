@@ -192,6 +192,22 @@ assert_eq 0 "$T_RC" "stop: carol stops her own"
 wait "$CPID"
 assert_eq 143 "$?" "stop: her run ends as by SIGTERM (143)"
 
+# A command line or a policy name with newlines cannot forge fields of the registry (which stop and gc trust).
+FORGE=$(printf 'x\nuid=0\nsupervisor=1\ncgroup=/sys/fs/cgroup')
+FORGED_POLICY=$S/$(printf 'forge.json\nuid=0')
+cp "$CP" "$FORGED_POLICY" && chmod 0644 "$FORGED_POLICY"
+(cd "$S" && runuser -u carol85 -- env BPFBOX_SOCKET="$SOCK" "$BPFBOX" exec --policy "$FORGED_POLICY" \
+	--log-file /dev/null -- /bin/sh -c 'sleep 30' "$FORGE") >/dev/null 2>&1 &
+FPID=$!
+for _ in $(seq 100); do "$BPFBOX" ps | grep -q "sleep 30" && break; sleep 0.1; done
+REG=$(grep -l 'sleep 30' /run/bpfbox/sandboxes/* 2>/dev/null | head -1)
+ID=$(basename "$REG")
+assert_eq "uid=$CUID" "$(grep '^uid=' "$REG" 2>&1)" "registry: a forged uid= in the command line is not a field"
+assert_eq 1 "$(grep -c '^supervisor=' "$REG" 2>&1)" "registry: a forged supervisor= is not a field"
+assert_eq 1 "$(grep -c '^cgroup=' "$REG" 2>&1)" "registry: a forged cgroup= is not a field"
+as carol85 "$BPFBOX" stop "$ID" >/dev/null 2>&1
+wait "$FPID"
+
 # --- the caller dies (SIGKILL): its sandbox goes with it ---
 as carol85 "$BPFBOX" exec --kill-after 1s --log-file /dev/null -- /bin/sleep 300 >/dev/null 2>&1 &
 for _ in $(seq 100); do "$BPFBOX" ps | grep -q "sleep 300" && break; sleep 0.1; done
@@ -319,6 +335,23 @@ assert_contains "$T_OUT" '33 101' "tty: the window size is the caller's"
 assert_contains "$T_OUT" 'GOT-INT' "tty: ^C reaches the command's foreground"
 assert_contains "$T_OUT" 'STATUS 3' "tty: the command's status comes back"
 
+# --- log rotation: SIGHUP reopens the daemon's log; running sandboxes follow the move ---
+as carol85 "$BPFBOX" exec --log-file /dev/null -- /bin/sh -c "sleep 4; cat $SRV/secret/file" >/dev/null 2>&1 &
+BG=$!
+for _ in $(seq 100); do "$BPFBOX" ps | grep -q "sleep 4" && break; sleep 0.1; done
+mv "$ALOG" "$ALOG.1"
+kill -HUP "$DPID"
+for _ in $(seq 50); do [ -s "$ALOG" ] && break; sleep 0.1; done
+assert_admin_ev '.event.action == "daemon-log-reopened"' "SIGHUP: the daemon reopens its log at the same path"
+t_exec carol -- /bin/true
+assert_admin_ev '.event.action == "sandbox-start" and .user.name == "carol85" and (.process.args == ["/bin/true"])' \
+	"after rotation: a new sandbox's events are in the new file"
+wait "$BG"
+assert_admin_ev '.event.action == "open-read" and (.file.path | test("secret/file"))' \
+	"after rotation: a sandbox started before it writes its later refusal to the new file"
+assert_succeeds "after rotation: the old file keeps the earlier lines" grep -q '"daemon-start"' "$ALOG.1"
+cat "$ALOG.1" "$ALOG" >"$S/admin-all.ndjson" && ALOG_ALL=$S/admin-all.ndjson
+
 # --- SIGTERM: the daemon stops, running sandboxes finish within the grace ---
 daemon_stop
 assert_succeeds "a daemon with a 3 s grace" daemon_start --stop-grace 3s
@@ -335,7 +368,8 @@ assert_fails "SIGTERM: the socket is removed" test -e "$SOCK"
 assert_eq "" "$("$BPFBOX" ps | awk 'NR > 1')" "SIGTERM: no sandbox is left"
 
 assert_succeeds "every line of the administrator's log validates against the schema" \
-	python3 tests/tools/validate-events.py "$ALOG"
+	python3 tests/tools/validate-events.py "$ALOG_ALL" "$ALOG"
+ALOG=$ALOG_ALL
 assert_admin_ev '.event.action == "sandbox-exit" and .bpfbox.exit.ended_by == "disconnected"' \
 	"admin log: the killed client's sandbox ended 'disconnected'"
 

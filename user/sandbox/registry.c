@@ -43,9 +43,20 @@ static void entry_path(const char *id, char *out, size_t len)
 	snprintf(out, len, "%s/%s", REGISTRY_DIR, id);
 }
 
+/* s with every control byte as '?': one line of the registry file. */
+static const char *one_line(const char *s, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	out[i] = 0;
+	return out;
+}
+
 int registry_write(const struct registry_entry *e)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX], tmp[PATH_MAX + 8], policy[PATH_MAX], command[1024];
 	FILE *f;
 
 	mkdir("/run/bpfbox", 0755);
@@ -56,10 +67,17 @@ int registry_write(const struct registry_entry *e)
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
+	/*
+	 * The policy's name and the command line come from the daemon's caller:
+	 * a control byte in them must not start a line of its own (uid=,
+	 * supervisor=, cgroup= would then be the caller's to choose for ps, stop
+	 * and gc, which act as root).
+	 */
 	fprintf(f, "id=%s\nsupervisor=%d\nsupervisor_start=%llu\nchild=%d\ncgroup_id=%" PRIu64
 		   "\ncgroup=%s\ntmpdir=%s\npolicy=%s\nstarted=%lld\nuid=%u\ncommand=%s\n",
-		e->id, e->supervisor, e->supervisor_start, e->child, e->cgroup_id, e->cgroup, e->tmpdir, e->policy,
-		e->started, (unsigned)e->uid, e->command);
+		e->id, e->supervisor, e->supervisor_start, e->child, e->cgroup_id, e->cgroup, e->tmpdir,
+		one_line(e->policy, policy, sizeof(policy)), e->started, (unsigned)e->uid,
+		one_line(e->command, command, sizeof(command)));
 	if (fclose(f) || rename(tmp, path)) {
 		unlink(tmp);
 		return -EIO;
