@@ -274,6 +274,7 @@ static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, co
 	int pass_sources[WIRE_MAX_PASS], status;
 	char **argv = calloc(x->argc + 2 * WIRE_MAX_PASS + 24, sizeof(char *));
 	struct exec_caller caller = { 0 };
+	char cwd[PATH_MAX];
 	sigset_t none;
 	int argc = 0;
 
@@ -285,7 +286,8 @@ static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, co
 	signal(SIGPIPE, SIG_DFL);
 	if (!argv || dup2(fds[x->fd_stdin], 0) < 0 || dup2(fds[x->fd_stdout], 1) < 0 || dup2(fds[x->fd_stderr], 2) < 0)
 		_exit(1);
-	if (fchdir(fds[x->fd_cwd])) {
+	/* The directory the caller opened, by its descriptor; its name is the kernel's, not the request's. */
+	if (fchdir(fds[x->fd_cwd]) || !getcwd(cwd, sizeof(cwd))) {
 		fprintf(stderr, "bpfbox: cannot enter the working directory: %s; the command was not run\n",
 			strerror(errno));
 		wire_send_msg(conn, WIRE_MSG_EXIT, BPFBOX_EXIT_SETUP, NULL);
@@ -336,7 +338,7 @@ static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, co
 		.policy_json = x->policy_json,
 		.policy_len = x->policy_len,
 		.ceiling_file = d->o.config,
-		.cwd = x->cwd,
+		.cwd = cwd,
 		.admin_log_path = d->o.log_file,
 		.admin_log_fd = d->o.log_fd,
 		.control_fd = conn,

@@ -56,7 +56,7 @@ struct wire_exec {
 	char *policy_name; /* the caller's file name, for messages only; never opened */
 	char *policy_json;
 	size_t policy_len;
-	char *cwd; /* the caller's working directory as it named it; fd_cwd is what counts */
+	char *cwd; /* the caller's working directory as it named it (informational; fd_cwd is what counts) */
 	bool strict, audit, tty;
 	long long timeout_ms; /* 0 = none */
 	long long kill_after_ms; /* -1 = default */
