@@ -19,11 +19,14 @@
 #define SPECIAL_PROTECTED 2 /* cgroupfs, securityfs, debugfs, tracefs */
 #define SPECIAL_BPFFS 3 /* bpffs: protected, and its pins are not read either (map contents) */
 
-/* One rule layer's view of the walk: its deepest read rule, any denyWrite, some allowWrite. */
+/*
+ * One rule layer's view of the walk: its deepest read rule, any denyWrite,
+ * some allowWrite (whose rule id no decision names, so it is not kept: the
+ * hooks' stack is at the verifier's limit).
+ */
 struct walk_layer {
 	__u32 read_rule;
 	__u32 write_deny_rule;
-	__u32 write_allow_rule;
 	__u8 read_decided;
 	__u8 read_allowed;
 	__u8 write_denied;
@@ -46,7 +49,7 @@ struct walk_result {
 
 struct walk_names {
 	__u64 name[BB_NAME_CHAIN]; /* name[0] is the child of the node being visited */
-	__u32 len[BB_NAME_CHAIN];
+	__u16 len[BB_NAME_CHAIN]; /* d_name.len is 32 bits; a component is far shorter than PATH_MAX */
 	__u32 below; /* components seen below the node being visited, saturating at BB_NAME_CHAIN */
 };
 
@@ -77,10 +80,8 @@ static __always_inline void apply_layer(__u32 flags, __u32 read_rule, __u32 writ
 		l->write_denied = 1;
 		l->write_deny_rule = write_rule;
 	}
-	if ((flags & BB_R_ALLOW_WRITE) && !l->write_allowed) {
+	if (flags & BB_R_ALLOW_WRITE)
 		l->write_allowed = 1;
-		l->write_allow_rule = write_rule;
-	}
 }
 
 /* Each layer's bits go to its own results: one layer never decides for the other. */
@@ -236,10 +237,9 @@ struct walk_ctx {
 	__u64 d;
 	__u64 mnt; /* struct mount *, 0 when the hook gave no mount */
 	__u64 mnt_root;
-	__u32 mask;
 	__u32 sb_flags;
-	__u32 done;
-	__u32 pad;
+	__u16 mask;
+	__u16 done;
 	struct walk_names wn;
 	struct walk_result r;
 };

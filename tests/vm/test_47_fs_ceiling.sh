@@ -11,7 +11,7 @@ ALL=$T_TMP/all.ndjson
 ADMIN=$T_TMP/admin.json
 USER_P=$T_TMP/user.json
 E=$T_TMP/err
-X=$T_TMP/x Y=$T_TMP/y A=$T_TMP/a CD=$T_TMP/cd OUT=$T_TMP/out
+X=$T_TMP/x Y=$T_TMP/y A=$T_TMP/a CD=$T_TMP/cd OUT=$T_TMP/outside
 C=$A/cw
 mkdir -p "$X/sub" "$Y" "$C/locked" "$C/asec" "$C/priv" "$CD/sub" "$OUT" "$A/adminonly"
 echo xsub >"$X/sub/f"
@@ -42,8 +42,14 @@ cat >"$USER_P" <<JSON
   }
 }
 JSON
-# stderr (bpfbox's cut lines and the command's) in $E, the command's stdout in $T_OUT.
-bb() { "$BPFBOX" exec --ceiling "$ADMIN" --policy "$USER_P" --log-file "$LOG" -- "$@" 2>"$E"; }
+# stderr (bpfbox's cut lines and the command's) also in $E.
+bb() {
+	local rc
+	"$BPFBOX" exec --ceiling "$ADMIN" --policy "$USER_P" --log-file "$LOG" -- "$@" 2>"$E"
+	rc=$?
+	cat "$E" >&2
+	return $rc
+}
 sh_in() { bb sh -c "$1"; }
 plain() { "$BPFBOX" exec --policy "$USER_P" --log-file "$LOG" -- "$@"; }
 
