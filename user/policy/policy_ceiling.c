@@ -4,7 +4,7 @@
  * intersection of the administrator's and the caller's, field by field, and
  * every grant of the caller that the intersection takes away is named.
  *
- * The filesystem stays two layers (the kernel will decide each on the real
+ * The filesystem stays two layers (the kernel decides each on the real
  * objects); domains keep the caller's allowedDomains and add the
  * administrator's as a second list both must match; every other field is
  * folded into one value here, where the intersection is exact (flags, lists
