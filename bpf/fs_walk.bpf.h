@@ -19,15 +19,23 @@
 #define SPECIAL_PROTECTED 2 /* cgroupfs, securityfs, debugfs, tracefs */
 #define SPECIAL_BPFFS 3 /* bpffs: protected, and its pins are not read either (map contents) */
 
-struct walk_result {
+/*
+ * One rule layer's view of the walk: its deepest read rule, any denyWrite,
+ * some allowWrite (whose rule id no decision names, so it is not kept: the
+ * hooks' stack is at the verifier's limit).
+ */
+struct walk_layer {
 	__u32 read_rule;
 	__u32 write_deny_rule;
-	__u32 write_allow_rule;
-	__u32 mandatory_rule;
 	__u8 read_decided;
 	__u8 read_allowed;
 	__u8 write_denied;
 	__u8 write_allowed;
+};
+
+struct walk_result {
+	struct walk_layer layer[BB_LAYERS]; /* BB_LAYER_OWN, BB_LAYER_CEILING */
+	__u32 mandatory_rule;
 	__u8 mandatory;
 	__u8 too_deep;
 	__u8 special;
@@ -36,11 +44,12 @@ struct walk_result {
 	__u8 bpfbox_state; /* below (or at) bpfbox's run directory */
 	__u8 under_shm; /* strictly below /dev/shm */
 	__u8 shm_child; /* directly in /dev/shm */
+	__u8 ceiling; /* the sandbox has an administrator's layer (BB_SB_CEILING) */
 };
 
 struct walk_names {
 	__u64 name[BB_NAME_CHAIN]; /* name[0] is the child of the node being visited */
-	__u32 len[BB_NAME_CHAIN];
+	__u16 len[BB_NAME_CHAIN]; /* d_name.len is 32 bits; a component is far shorter than PATH_MAX */
 	__u32 below; /* components seen below the node being visited, saturating at BB_NAME_CHAIN */
 };
 
@@ -55,24 +64,36 @@ static __always_inline __u64 component_hash(__u64 name, __u32 len)
 	return bb_name_hash_words(words, len);
 }
 
-static __always_inline void apply_rule(const struct bb_rule *rule, __u32 mask, struct walk_result *r)
+/* One layer's flags (in layer-0 positions) applied to that layer's results. */
+static __always_inline void apply_layer(__u32 flags, __u32 read_rule, __u32 write_rule, __u32 mask,
+					struct walk_layer *l)
 {
-	if ((mask & WALK_READ) && !r->read_decided && (rule->flags & (BB_R_DENY_READ | BB_R_ALLOW_READ))) {
-		/* The deepest rule decides; at one node allowRead wins (srt). */
-		r->read_decided = 1;
-		r->read_allowed = !!(rule->flags & BB_R_ALLOW_READ);
-		r->read_rule = rule->read_rule;
+	if ((mask & WALK_READ) && !l->read_decided && (flags & (BB_R_DENY_READ | BB_R_ALLOW_READ))) {
+		/* The deepest rule of the layer decides; at one node allowRead wins (srt). */
+		l->read_decided = 1;
+		l->read_allowed = !!(flags & BB_R_ALLOW_READ);
+		l->read_rule = read_rule;
 	}
 	if (!(mask & WALK_WRITE))
 		return;
-	if ((rule->flags & BB_R_DENY_WRITE) && !r->write_denied) {
-		r->write_denied = 1;
-		r->write_deny_rule = rule->write_rule;
+	if ((flags & BB_R_DENY_WRITE) && !l->write_denied) {
+		l->write_denied = 1;
+		l->write_deny_rule = write_rule;
 	}
-	if ((rule->flags & BB_R_ALLOW_WRITE) && !r->write_allowed) {
-		r->write_allowed = 1;
-		r->write_allow_rule = rule->write_rule;
-	}
+	if (flags & BB_R_ALLOW_WRITE)
+		l->write_allowed = 1;
+}
+
+/* Each layer's bits go to its own results: one layer never decides for the other. */
+static __always_inline void apply_rule(const struct bb_rule *rule, __u32 mask, struct walk_result *r)
+{
+	__u32 flags = rule->flags;
+
+	apply_layer(flags, rule->read_rule[BB_LAYER_OWN], rule->write_rule[BB_LAYER_OWN], mask,
+		    &r->layer[BB_LAYER_OWN]);
+	if (flags & (BB_R_DECISIONS << BB_R_CEIL_SHIFT))
+		apply_layer(flags >> BB_R_CEIL_SHIFT, rule->read_rule[BB_LAYER_CEILING],
+			    rule->write_rule[BB_LAYER_CEILING], mask, &r->layer[BB_LAYER_CEILING]);
 }
 
 /* Rules on names that did not exist at launch, hanging below an existing anchor. */
@@ -216,10 +237,9 @@ struct walk_ctx {
 	__u64 d;
 	__u64 mnt; /* struct mount *, 0 when the hook gave no mount */
 	__u64 mnt_root;
-	__u32 mask;
 	__u32 sb_flags;
-	__u32 done;
-	__u32 pad;
+	__u16 mask;
+	__u16 done;
 	struct walk_names wn;
 	struct walk_result r;
 };
@@ -326,6 +346,7 @@ static __always_inline void fs_walk(__u64 sb_id, const struct bb_sandbox *sb, st
 	w->d = (__u64)d;
 	w->mask = mask;
 	w->sb_flags = sb->flags;
+	w->r.ceiling = !!(sb->flags & BB_SB_CEILING);
 	w->r.special = special_fs(d);
 	if (w->r.special != SPECIAL_NOT_A_PATH) {
 		if (vmnt) {
@@ -350,8 +371,13 @@ static __always_inline bool walk_read_denied(const struct walk_result *r, __u32 
 		*rule = BB_RULE_TOO_DEEP;
 		return true;
 	}
-	if (r->read_decided && !r->read_allowed) {
-		*rule = r->read_rule;
+	/* Both layers must allow; the caller's rule is named first when both refuse. */
+	if (r->layer[BB_LAYER_OWN].read_decided && !r->layer[BB_LAYER_OWN].read_allowed) {
+		*rule = r->layer[BB_LAYER_OWN].read_rule;
+		return true;
+	}
+	if (r->layer[BB_LAYER_CEILING].read_decided && !r->layer[BB_LAYER_CEILING].read_allowed) {
+		*rule = r->layer[BB_LAYER_CEILING].read_rule;
 		return true;
 	}
 	return false;
@@ -373,14 +399,30 @@ static __always_inline bool walk_write_denied(const struct walk_result *r, __u32
 		*rule = r->mandatory_rule;
 		return true;
 	}
-	if (r->write_denied) {
-		*rule = r->write_deny_rule;
+	if (r->layer[BB_LAYER_OWN].write_denied) {
+		*rule = r->layer[BB_LAYER_OWN].write_deny_rule;
 		return true;
 	}
-	if (r->write_allowed)
-		return false;
-	*rule = BB_RULE_DEFAULT_WRITE;
-	return true;
+	if (r->layer[BB_LAYER_CEILING].write_denied) {
+		*rule = r->layer[BB_LAYER_CEILING].write_deny_rule;
+		return true;
+	}
+	if (!r->layer[BB_LAYER_OWN].write_allowed) {
+		*rule = BB_RULE_DEFAULT_WRITE;
+		return true;
+	}
+	/* Without a ceiling the administrator's layer is empty and must not default-deny. */
+	if (r->ceiling && !r->layer[BB_LAYER_CEILING].write_allowed) {
+		*rule = BB_RULE_CEILING_DEFAULT_WRITE;
+		return true;
+	}
+	return false;
+}
+
+/* A missing allowWrite of either layer: what a device of the sandbox's device set does not need. */
+static __always_inline bool default_write_rule(__u32 rule)
+{
+	return rule == BB_RULE_DEFAULT_WRITE || rule == BB_RULE_CEILING_DEFAULT_WRITE;
 }
 
 struct path_ctx {
@@ -587,7 +629,7 @@ static __always_inline bool fs_refused(struct bb_sandbox *sb, __u64 sb_id, struc
 	}
 	if (shm == SHM_OWN && !((mask & WALK_WRITE) && w.r.mandatory))
 		return false;
-	if ((mask & WALK_WRITE) && walk_write_denied(&w.r, rule) && !(device && *rule == BB_RULE_DEFAULT_WRITE))
+	if ((mask & WALK_WRITE) && walk_write_denied(&w.r, rule) && !(device && default_write_rule(*rule)))
 		return true;
 	return (mask & WALK_READ) && walk_read_denied(&w.r, rule);
 }

@@ -46,6 +46,8 @@ typedef int32_t bb_s32;
 #define BB_SB_ALLOW_ALL_UNIX (1u << 3)
 #define BB_SB_ALLOW_LOCAL_BIND (1u << 4)
 #define BB_SB_ALLOW_USERNS (1u << 5)
+/* An administrator's ceiling: writes also need an allowWrite of the ceiling layer. */
+#define BB_SB_CEILING (1u << 6)
 
 /* Sandbox states: the launcher resolves rule paths in the kernel before enforcing. */
 #define BB_STATE_RESOLVING 1
@@ -145,6 +147,16 @@ struct bb_resolve {
 #define BB_R_PREFIX (1u << 6) /* a missing rule path continues below this name */
 #define BB_R_SHM (1u << 7) /* /dev/shm: objects there are the sandbox's own or out of reach */
 #define BB_R_BPFBOX_STATE (1u << 8) /* bpfbox's run directory: out of reach of every sandbox */
+/*
+ * The administrator's layer (a caller under a ceiling): the four decision
+ * flags again, shifted past every layer-free mark, with rule ids of their own.
+ */
+#define BB_R_CEIL_SHIFT 16
+#define BB_R_DECISIONS (BB_R_DENY_READ | BB_R_ALLOW_READ | BB_R_ALLOW_WRITE | BB_R_DENY_WRITE)
+#define BB_R_CEIL_DENY_READ (BB_R_DENY_READ << BB_R_CEIL_SHIFT)
+#define BB_R_CEIL_ALLOW_READ (BB_R_ALLOW_READ << BB_R_CEIL_SHIFT)
+#define BB_R_CEIL_ALLOW_WRITE (BB_R_ALLOW_WRITE << BB_R_CEIL_SHIFT)
+#define BB_R_CEIL_DENY_WRITE (BB_R_DENY_WRITE << BB_R_CEIL_SHIFT)
 
 struct bb_inode_key {
 	bb_u64 sandbox;
@@ -191,11 +203,16 @@ struct bb_owner {
 	bb_u64 sandbox;
 };
 
+/* Rule layers: the sandbox's own (or the caller's under a ceiling) and the administrator's. */
+#define BB_LAYER_OWN 0
+#define BB_LAYER_CEILING 1
+#define BB_LAYERS 2
+
 struct bb_rule {
 	bb_u32 flags;
-	bb_u32 read_rule; /* rule id deciding reads at this node */
-	bb_u32 write_rule; /* rule id deciding writes at this node */
 	bb_u32 pad;
+	bb_u32 read_rule[BB_LAYERS]; /* per layer: the rule id deciding reads at this node */
+	bb_u32 write_rule[BB_LAYERS]; /* per layer: the rule id deciding writes at this node */
 };
 
 /* Mandatory name flags (global map keyed by name hash). */
@@ -244,6 +261,7 @@ enum bb_special_rule {
 	BB_RULE_KEY_OTHER, /* a key the sandbox did not create */
 	BB_RULE_SIGNAL,
 	BB_RULE_TTY_INJECT,
+	BB_RULE_CEILING_DEFAULT_WRITE, /* no allowWrite of the administrator's layer */
 	BB_RULE_SPECIAL_END,
 };
 

@@ -174,6 +174,19 @@ static void lifecycle(struct log *log)
 	log_event_set_bool(ev, "bpfbox.audit", true); /* on start: the sandbox audits */
 	log_event_message(ev, "sandbox started");
 	assert_int_equal(log_emit(log, ev), 0);
+	/* Under exec --ceiling: both policies named. */
+	ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
+	log_event_set_int(ev, "process.pid", 101);
+	log_event_set_strv(ev, "process.args", argv);
+	log_event_set_str(ev, "bpfbox.policy.path", "/home/u/p.json");
+	log_event_set_str(ev, "bpfbox.policy.digest",
+			  "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	log_event_set_str(ev, "bpfbox.policy.ceiling.path", "/etc/bpfbox/policy.json");
+	log_event_set_str(ev, "bpfbox.policy.ceiling.digest",
+			  "sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
+	log_event_set_int(ev, "bpfbox.proxy.port", 40124);
+	log_event_message(ev, "sandbox started under a ceiling");
+	assert_int_equal(log_emit(log, ev), 0);
 	for (int status = 0; status < 3; status++) {
 		bool ok = status == 0;
 

@@ -43,6 +43,7 @@ extern char **environ;
 
 struct exec_opts {
 	const char *policy;
+	const char *ceiling; /* --ceiling: the administrator's policy over --policy */
 	bool strict;
 	bool audit;
 	struct log_config log;
@@ -102,7 +103,11 @@ static void usage(FILE *out)
 		"usage: bpfbox exec [OPTIONS] -- COMMAND [ARGS...]\n\n"
 		"  --policy FILE        policy file (default: $BPFBOX_POLICY, then /etc/bpfbox/policy.json,\n"
 		"                       then the built-in default policy)\n"
-		"  --strict             treat policy warnings as errors\n"
+		"  --ceiling FILE       run as a caller bound by this administrator's policy: the\n"
+		"                       --policy file (without one, FILE itself) narrowed by FILE;\n"
+		"                       each grant FILE takes away is printed on stderr\n"
+		"  --strict             treat policy warnings, and under --ceiling each grant it\n"
+		"                       takes away, as errors (exit 125, nothing runs)\n"
 		"  --audit              report would-be refusals without enforcing them\n"
 		"  --log-file PATH      append JSON lines to PATH (default: stderr)\n"
 		"  --log-fd N           write log lines to descriptor N\n"
@@ -150,7 +155,7 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 		{ "log-fd", required_argument, NULL, 'd' },    { "log-format", required_argument, NULL, 'F' },
 		{ "log-level", required_argument, NULL, 'l' }, { "timeout", required_argument, NULL, 't' },
 		{ "kill-after", required_argument, NULL, 'k' }, { "pass-fd", required_argument, NULL, 'P' },
-		{ "user", required_argument, NULL, 'u' },
+		{ "user", required_argument, NULL, 'u' },	{ "ceiling", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -166,6 +171,9 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 's':
 			o->strict = true;
+			break;
+		case 'C':
+			o->ceiling = optarg;
 			break;
 		case 'a':
 			o->audit = true;
@@ -289,7 +297,8 @@ static int load_policy(struct exec_run *r)
 	struct policy_load_opts lo = { .strict = r->opts.strict, .home = r->ident.switch_user ? r->ident.home : NULL };
 	struct diag_list diags;
 	const char *file = r->caller ? (r->caller->has_policy ? r->caller->policy_name : r->caller->ceiling_file)
-				     : policy_discover(r->opts.policy);
+			   : r->opts.ceiling ? r->opts.policy ? r->opts.policy : r->opts.ceiling
+					     : policy_discover(r->opts.policy);
 	int err;
 
 	diag_list_init(&diags);
@@ -298,6 +307,9 @@ static int load_policy(struct exec_run *r)
 		lo.home = r->ident.home;
 		lo.cwd = r->caller->cwd;
 		err = load_caller_policy(r, &lo, &diags);
+	} else if (r->opts.ceiling) {
+		/* Both files for the same caller; the cuts go to stderr (docs/policy.md, "Ceiling"). */
+		err = policy_load_under_ceiling(r->opts.ceiling, r->opts.policy, &lo, stderr, &r->policy);
 	} else if (file) {
 		err = policy_load_file(file, &lo, &r->policy, &diags);
 	} else {
@@ -311,6 +323,8 @@ static int load_policy(struct exec_run *r)
 
 		if (file)
 			log_event_set_str(ev, "bpfbox.policy.path", file);
+		if (r->opts.ceiling && r->opts.policy)
+			log_event_set_str(ev, "bpfbox.policy.ceiling.path", r->opts.ceiling);
 		log_event_set_errno(ev, -err);
 		log_event_message(ev, "policy %s rejected; the command was not run", file ? file : "(default)");
 		log_emit(r->log, ev);
@@ -343,14 +357,6 @@ static int build_specs(struct exec_run *r)
 	const struct policy *p = r->policy;
 	size_t cap = p->n_fs_rules + p->n_allow_unix_sockets + 3, n = 0;
 
-	/*
-	 * A caller's effective policy under a ceiling has two rule layers, which
-	 * the kernel's rules do not carry yet (docs/design.md, "Two layers"):
-	 * merging them here would let one layer's allowRead reopen the other's
-	 * denyRead, so refuse rather than load them as one.
-	 */
-	if (p->has_ceiling)
-		return -EOPNOTSUPP;
 	r->specs = calloc(cap, sizeof(*r->specs));
 	r->spec_paths = calloc(cap, sizeof(*r->spec_paths));
 	r->rule_names = calloc(cap, sizeof(*r->rule_names));
@@ -359,19 +365,25 @@ static int build_specs(struct exec_run *r)
 	if (!r->specs || !r->spec_paths || !r->rule_names || !r->owned_names || !r->unix_names)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n_fs_rules && !p->fs_disabled; i++) {
-		r->specs[n] = (struct rule_spec){ p->fs_rules[i].path, spec_flags(p->fs_rules[i].kind), (uint32_t)n };
+		/* Under a ceiling each layer stays apart in the kernel (docs/design.md, "Two layers"). */
+		enum rule_layer layer = p->fs_rules[i].layer == FS_LAYER_CEILING ? RULE_LAYER_CEILING : RULE_LAYER_OWN;
+
+		r->specs[n] = (struct rule_spec){ p->fs_rules[i].path, spec_flags(p->fs_rules[i].kind), (uint32_t)n,
+						  layer };
 		r->rule_names[n] = p->fs_rules[i].name;
 		n++;
 	}
 	r->tmpdir_spec = n;
-	r->specs[n] = (struct rule_spec){ r->tmpdir, BB_R_ALLOW_WRITE, (uint32_t)n };
+	/* The sandbox's own TMPDIR is writable in both layers. */
+	r->specs[n] = (struct rule_spec){ r->tmpdir, BB_R_ALLOW_WRITE, (uint32_t)n,
+					  p->has_ceiling ? RULE_LAYER_BOTH : RULE_LAYER_OWN };
 	r->rule_names[n] = "implicit:allowWrite:TMPDIR";
 	n++;
 	/* Marks, not rules: /dev/shm's objects are decided by their creator; bpfbox's own state is off limits. */
-	r->specs[n] = (struct rule_spec){ SANDBOX_SHM_DIR, BB_R_SHM, (uint32_t)n };
+	r->specs[n] = (struct rule_spec){ SANDBOX_SHM_DIR, BB_R_SHM, (uint32_t)n, RULE_LAYER_OWN };
 	r->rule_names[n] = "builtin:shm";
 	n++;
-	r->specs[n] = (struct rule_spec){ BPFBOX_RUN_DIR, BB_R_BPFBOX_STATE, (uint32_t)n };
+	r->specs[n] = (struct rule_spec){ BPFBOX_RUN_DIR, BB_R_BPFBOX_STATE, (uint32_t)n, RULE_LAYER_OWN };
 	r->rule_names[n] = "builtin:bpfbox-state";
 	n++;
 	for (size_t i = 0; i < p->n_allow_unix_sockets; i++) {
@@ -382,7 +394,8 @@ static int build_specs(struct exec_run *r)
 		}
 		if (asprintf(&r->owned_names[n], "allowUnixSockets:%s", p->allow_unix_sockets[i]) < 0)
 			return -ENOMEM;
-		r->specs[n] = (struct rule_spec){ p->allow_unix_sockets[i], BB_R_UNIX_ALLOW, (uint32_t)n };
+		r->specs[n] = (struct rule_spec){ p->allow_unix_sockets[i], BB_R_UNIX_ALLOW, (uint32_t)n,
+						  RULE_LAYER_OWN };
 		r->rule_names[n] = r->owned_names[n];
 		n++;
 	}
@@ -410,6 +423,8 @@ static uint32_t sandbox_flags(const struct exec_run *r)
 		f |= BB_SB_ALLOW_LOCAL_BIND;
 	if (p->allow_nested_userns)
 		f |= BB_SB_ALLOW_USERNS;
+	if (p->has_ceiling)
+		f |= BB_SB_CEILING;
 	return f;
 }
 
@@ -463,6 +478,12 @@ static void log_start(struct exec_run *r)
 		log_event_set_str(ev, "bpfbox.policy.path", r->policy->file);
 	snprintf(digest, sizeof(digest), "sha256:%s", r->policy->digest);
 	log_event_set_str(ev, "bpfbox.policy.digest", digest);
+	if (r->policy->has_ceiling) {
+		if (r->policy->ceiling_file)
+			log_event_set_str(ev, "bpfbox.policy.ceiling.path", r->policy->ceiling_file);
+		snprintf(digest, sizeof(digest), "sha256:%s", r->policy->ceiling_digest);
+		log_event_set_str(ev, "bpfbox.policy.ceiling.digest", digest);
+	}
 	log_event_set_int(ev, "bpfbox.proxy.port", r->http_port);
 	if (r->socks_port != r->http_port)
 		log_event_set_int(ev, "bpfbox.proxy.socks_port", r->socks_port);
@@ -476,8 +497,10 @@ static void log_start(struct exec_run *r)
 		snprintf(who, sizeof(who), "as uid 0 without capabilities (%s)", identity_source_name(r->ident.source));
 	snprintf(uid, sizeof(uid), "%u", r->ident.switch_user ? (unsigned)r->ident.uid : 0u);
 	log_event_set_str(ev, "process.user.id", uid);
-	log_event_message(ev, "sandbox started: %s (pid %d, %s, policy %s%s)%s", r->command_line, r->launch.pid, who,
-			  r->policy->file ? r->policy->file : "built-in default", audit ? ", audit mode" : "",
+	log_event_message(ev, "sandbox started: %s (pid %d, %s, policy %s%s%s%s)%s", r->command_line, r->launch.pid,
+			  who, r->policy->file ? r->policy->file : "built-in default",
+			  r->policy->has_ceiling ? " under the administrator's " : "",
+			  r->policy->has_ceiling ? r->policy->ceiling_file : "", audit ? ", audit mode" : "",
 			  r->ident.switch_user && r->ident.uid != 0
 				  ? ""
 				  : "; warning: it runs as uid 0, so files only root may read (/etc/shadow, "
@@ -729,9 +752,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 		       -EIO;
 	err = build_specs(r);
 	if (err)
-		return errmsg_set(&em, err, err == -EOPNOTSUPP ? "building rules: the kernel side does not "
-				  "carry the administrator's rule layer yet" : "building rules"),
-		       setup_failed(r, "rules", &em), err;
+		return errmsg_set(&em, err, "building rules"), setup_failed(r, "rules", &em), err;
 	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_flags(r), &r->ringbuf_fd, &em);
 	if (err)
 		return setup_failed(r, "registering the sandbox", &em), err;
@@ -918,6 +939,11 @@ static int client_opts_from(const struct exec_opts *o, struct exec_client_opts *
 	if (o->user) {
 		fprintf(stderr, "bpfbox: --user is for root: through the daemon the command runs as you "
 			"(uid %u)\n", (unsigned)getuid());
+		return -EPERM;
+	}
+	if (o->ceiling) {
+		fprintf(stderr, "bpfbox: --ceiling is for root: through the daemon the administrator's policy "
+			"is always the ceiling\n");
 		return -EPERM;
 	}
 	*c = (struct exec_client_opts){

@@ -62,6 +62,7 @@ static const char *const special_names[] = {
 	[BB_RULE_KEY_OTHER - BB_RULE_SPECIAL] = "builtin:key-not-own",
 	[BB_RULE_SIGNAL - BB_RULE_SPECIAL] = "builtin:signal-outside-sandbox",
 	[BB_RULE_TTY_INJECT - BB_RULE_SPECIAL] = "builtin:terminal-input",
+	[BB_RULE_CEILING_DEFAULT_WRITE - BB_RULE_SPECIAL] = "ceiling:default:write",
 };
 
 const char *special_rule_name(uint32_t rule)

@@ -4,7 +4,7 @@
  * intersection of the administrator's and the caller's, field by field, and
  * every grant of the caller that the intersection takes away is named.
  *
- * The filesystem stays two layers (the kernel will decide each on the real
+ * The filesystem stays two layers (the kernel decides each on the real
  * objects); domains keep the caller's allowedDomains and add the
  * administrator's as a second list both must match; every other field is
  * folded into one value here, where the intersection is exact (flags, lists
@@ -958,4 +958,46 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
 	}
 	*out = c.p;
 	return 0;
+}
+
+/* One file's problems go to msgs whatever the outcome; NULL file = built-in default. */
+static int load_one(const char *file, const struct policy_load_opts *lo, FILE *msgs, struct policy **p)
+{
+	struct diag_list d = DIAG_LIST_INIT;
+	int ret;
+
+	ret = file ? policy_load_file(file, lo, p, &d) : policy_default(lo, p);
+	diag_print(&d, file, msgs, false);
+	diag_list_free(&d);
+	return ret;
+}
+
+int policy_load_under_ceiling(const char *admin_file, const char *caller_file, const struct policy_load_opts *lo,
+			      FILE *msgs, struct policy **out)
+{
+	struct ceiling_cuts cuts = CEILING_CUTS_INIT;
+	struct policy *admin = NULL, *caller = NULL;
+	int ret;
+
+	*out = NULL;
+	ret = load_one(admin_file, lo, msgs, &admin);
+	if (ret || !caller_file) {
+		*out = admin;
+		return ret;
+	}
+	ret = load_one(caller_file, lo, msgs, &caller);
+	if (ret)
+		goto out;
+	ret = policy_ceiling_apply(admin, caller, lo->strict, out, &cuts);
+	ceiling_cuts_print(&cuts, msgs);
+	if (ret == -EPERM)
+		fprintf(msgs, "bpfbox: %s: the administrator's policy (%s) takes away %zu grant(s), an error "
+			"under --strict\n", caller_file, admin_file ? admin_file : "built-in default", cuts.n);
+	else if (ret == -ENOMEM)
+		fprintf(msgs, "bpfbox: out of memory applying the administrator's policy\n");
+out:
+	ceiling_cuts_free(&cuts);
+	policy_free(caller);
+	policy_free(admin);
+	return ret;
 }

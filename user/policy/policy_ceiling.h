@@ -47,6 +47,19 @@ struct ceiling_cuts {
 int policy_ceiling_apply(const struct policy *admin, const struct policy *caller, bool strict,
 			 struct policy **out, struct ceiling_cuts *cuts);
 
+/*
+ * What `bpfbox exec --ceiling ADMIN [--policy FILE]` runs under, for any
+ * launcher: both files loaded with the same options (the caller's home and
+ * launch directory), each one's problems printed to msgs, then
+ * policy_ceiling_apply with every cut printed there too (ceiling_cuts_print).
+ * Without caller_file the administrator's policy applies as it is (no
+ * ceiling of its own); a NULL admin_file is the built-in default. lo->strict
+ * makes a cut an error. Returns 0 and *out, or a negative errno with *out
+ * NULL: a rejected file's, -EPERM for a cut under strict, -ENOMEM.
+ */
+int policy_load_under_ceiling(const char *admin_file, const char *caller_file, const struct policy_load_opts *lo,
+			      FILE *msgs, struct policy **out);
+
 /* "bpfbox: LINE" per cut, and one line when a cut was lost to OOM. */
 void ceiling_cuts_print(const struct ceiling_cuts *cuts, FILE *out);
 /* The first cut of the caller's JSON path, or NULL. */

@@ -51,21 +51,40 @@ int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, in
 
 static bool strip_last(char *path);
 
-/* Adds flags to an inode's entry, keeping srt's precedence at a single node. */
-static int merge_rule(int fd, const void *key, uint32_t flags, uint32_t rule)
+/* One layer's decision flags (layer-0 positions) into v, keeping srt's precedence at a single node. */
+static void merge_layer(struct bb_rule *v, uint32_t flags, uint32_t rule, unsigned layer)
+{
+	unsigned shift = layer == BB_LAYER_CEILING ? BB_R_CEIL_SHIFT : 0;
+	uint32_t have = v->flags >> shift;
+
+	if (flags & BB_R_ALLOW_READ)
+		v->read_rule[layer] = rule; /* allowRead wins over denyRead on the same path */
+	else if ((flags & BB_R_DENY_READ) && !(have & BB_R_ALLOW_READ))
+		v->read_rule[layer] = rule;
+	if (flags & BB_R_DENY_WRITE)
+		v->write_rule[layer] = rule; /* denyWrite wins over allowWrite */
+	else if ((flags & BB_R_ALLOW_WRITE) && !(have & BB_R_DENY_WRITE))
+		v->write_rule[layer] = rule;
+	v->flags |= (flags & BB_R_DECISIONS) << shift;
+}
+
+void rule_merge(struct bb_rule *v, uint32_t flags, uint32_t rule, enum rule_layer layer)
+{
+	if (layer == RULE_LAYER_OWN || layer == RULE_LAYER_BOTH)
+		merge_layer(v, flags, rule, BB_LAYER_OWN);
+	if (layer == RULE_LAYER_CEILING || layer == RULE_LAYER_BOTH)
+		merge_layer(v, flags, rule, BB_LAYER_CEILING);
+	/* Marks (anchor, prefix, sockets, /dev/shm, bpfbox's state) belong to no layer. */
+	v->flags |= flags & ~(uint32_t)BB_R_DECISIONS;
+}
+
+/* Adds a rule to the map entry at key, merged with what other rules put there. */
+static int merge_rule(int fd, const void *key, uint32_t flags, uint32_t rule, enum rule_layer layer)
 {
 	struct bb_rule v = { 0 };
 
 	bpf_map_lookup_elem(fd, key, &v);
-	if (flags & BB_R_ALLOW_READ)
-		v.read_rule = rule; /* allowRead wins over denyRead on the same path */
-	else if ((flags & BB_R_DENY_READ) && !(v.flags & BB_R_ALLOW_READ))
-		v.read_rule = rule;
-	if (flags & BB_R_DENY_WRITE)
-		v.write_rule = rule; /* denyWrite wins over allowWrite */
-	else if ((flags & BB_R_ALLOW_WRITE) && !(v.flags & BB_R_DENY_WRITE))
-		v.write_rule = rule;
-	v.flags |= flags;
+	rule_merge(&v, flags, rule, layer);
 	if (bpf_map_update_elem(fd, key, &v, BPF_ANY))
 		return -errno;
 	return 0;
@@ -117,7 +136,7 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 		if (res[i].err)
 			return errmsg_set(em, res[i].err, "resolving %s in the kernel", specs[i].path);
 		if (!missing) {
-			err = merge_rule(inode_fd, &ik, flags, specs[i].rule);
+			err = merge_rule(inode_fd, &ik, flags, specs[i].rule, specs[i].layer);
 			if (err)
 				return errmsg_set(em, err, "loading the rule for %s (rule map full? limit %d)",
 						  specs[i].path, BB_MAX_RULES);
@@ -170,13 +189,13 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 				pk.depth = d;
 				err = missing_chain(prefix, d, &pk.hash);
 				if (!err)
-					err = merge_rule(name_fd, &pk, BB_R_PREFIX, 0);
+					err = merge_rule(name_fd, &pk, BB_R_PREFIX, 0, RULE_LAYER_OWN);
 			}
 		}
 		if (!err)
-			err = merge_rule(name_fd, &nk, flags, specs[i].rule);
+			err = merge_rule(name_fd, &nk, flags, specs[i].rule, specs[i].layer);
 		if (!err)
-			err = merge_rule(inode_fd, &ik, BB_R_ANCHOR, 0);
+			err = merge_rule(inode_fd, &ik, BB_R_ANCHOR, 0, RULE_LAYER_OWN);
 		if (err)
 			return errmsg_set(em, err, "loading the rule for %s (rule map full? limit %d)", specs[i].path,
 					  BB_MAX_RULES);

@@ -18,12 +18,35 @@ struct resolve_result {
 	uint32_t missing; /* trailing components that did not exist; the identity is their ancestor's */
 };
 
-/* A rule to load: which flags (BB_R_*) the path carries and the id events report. */
+/*
+ * Which rule layer a spec's decision flags belong to. RULE_LAYER_OWN is the
+ * only one without a ceiling; under one it is the caller's, RULE_LAYER_CEILING
+ * the administrator's, and RULE_LAYER_BOTH an implicit rule of both (TMPDIR).
+ */
+enum rule_layer {
+	RULE_LAYER_OWN,
+	RULE_LAYER_CEILING,
+	RULE_LAYER_BOTH,
+};
+
+/*
+ * A rule to load: which flags (BB_R_*, decisions in layer-0 positions) the
+ * path carries, in which layer, and the id events report.
+ */
 struct rule_spec {
 	const char *path;
 	uint32_t flags;
 	uint32_t rule;
+	enum rule_layer layer;
 };
+
+struct bb_rule;
+/*
+ * Merges one rule into a map entry that rules of either layer may share: each
+ * layer keeps srt's precedence at one node (allowRead over denyRead, denyWrite
+ * over allowWrite) and its own rule ids; marks are layer-free. Pure.
+ */
+void rule_merge(struct bb_rule *v, uint32_t flags, uint32_t rule, enum rule_layer layer);
 
 /* Registers the sandbox in state RESOLVING with a ring buffer of its own (*ringbuf_fd). */
 int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, int *ringbuf_fd, struct errmsg *em);
