@@ -39,7 +39,8 @@ ADMIN=$S/admin/policy.json
 mkdir -p "$S/admin" && chmod 0700 "$S/admin"
 cat >"$ADMIN" <<JSON
 {
-  "network": { "allowedDomains": ["remote.test", "both.remote.test"], "deniedDomains": [] },
+  "network": { "allowedDomains": ["remote.test", "both.remote.test"], "deniedDomains": [],
+               "allowUnixSockets": ["$S/run/bpfbox.sock"] },
   "filesystem": { "denyRead": ["$SRV/secret"], "allowWrite": ["~/work", "$SRV/shared"], "denyWrite": [] }
 }
 JSON

@@ -104,24 +104,6 @@ static void usage(FILE *out)
 		"finish for the grace, then stop them (SIGTERM, then SIGKILL) and exit 0\n");
 }
 
-static int parse_ms(const char *s, long long *ms)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v < 0)
-		return -EINVAL;
-	if (!*end || !strcmp(end, "s"))
-		*ms = (long long)(v * 1000);
-	else if (!strcmp(end, "ms"))
-		*ms = (long long)v;
-	else if (!strcmp(end, "m"))
-		*ms = (long long)(v * 60000);
-	else
-		return -EINVAL;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
 {
 	static const struct option longopts[] = {
@@ -174,7 +156,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			}
 			break;
 		case 't':
-			if (parse_ms(optarg, &o->stop_grace_ms)) {
+			if (parse_duration(optarg, &o->stop_grace_ms)) {
 				fprintf(stderr, "bpfbox: daemon: --stop-grace: not a duration: '%s'\n", optarg);
 				return -EINVAL;
 			}

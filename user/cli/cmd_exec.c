@@ -127,7 +127,7 @@ static void usage(FILE *out)
 		"127 command not found; 125 bpfbox could not set up the sandbox (nothing ran)\n");
 }
 
-static int parse_duration(const char *s, long long *ms)
+int parse_duration(const char *s, long long *ms)
 {
 	char *end;
 	double v = strtod(s, &end);
