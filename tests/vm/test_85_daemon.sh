@@ -164,6 +164,12 @@ assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\
 t_exec carol --policy "$CP" --strict -- /bin/true
 assert_eq 125 "$T_RC" "ceiling --strict: a cut is an error"
 assert_contains "$T_OUT" 'not granted' "ceiling --strict: the cut is named"
+t_exec carol --policy "$CP" --audit -- /bin/sh -c "cat $SRV/secret/file"
+assert_contains "$T_OUT" '^topsecret$' "--audit through the daemon: a would-be refusal is let through"
+assert_admin_ev ".event.action == \"open-read\" and .bpfbox.audit == true and .user.name == \"carol85\"" \
+	"--audit through the daemon: the would-be refusal is in the administrator's log"
+assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.policy.path == \"$CP\" and (.bpfbox.policy.digest | startswith(\"sha256:\")) and .bpfbox.policy.ceiling.path == \"$ADMIN\" and (.bpfbox.policy.ceiling.digest | startswith(\"sha256:\"))" \
+	"admin log: the start event carries the sha256 of both policies"
 
 # Domains, through the proxy: allowed only where both allow.
 assert_succeeds "a remote network namespace is set up" net_remote_up
@@ -238,6 +244,26 @@ rm -f "$SOCK"
 assert_succeeds "a restarted daemon listens again" daemon_start
 t_exec carol -- /bin/true
 assert_eq 0 "$T_RC" "a restarted daemon serves"
+# The daemon and a worker both killed: the orphaned sandbox stays confined until a restarted daemon collects it.
+as carol85 "$BPFBOX" exec --log-file /dev/null -- /bin/sleep 300 >/dev/null 2>&1 &
+OPID=$!
+for _ in $(seq 100); do "$BPFBOX" ps | grep -q "sleep 300" && break; sleep 0.1; done
+REG=$(grep -l 'sleep 300' /run/bpfbox/sandboxes/* 2>/dev/null | head -1)
+OID=$(basename "$REG")
+WPID=$(sed -n 's/^supervisor=//p' "$REG")
+kill -KILL "$DPID" "$WPID"
+wait "$DPID" 2>/dev/null
+DPID=
+wait "$OPID" 2>/dev/null
+assert_contains <("$BPFBOX" ps) "$OID .*orphaned" "daemon and worker killed: the sandbox is orphaned, still listed"
+rm -f "$SOCK"
+assert_succeeds "a restarted daemon listens" daemon_start
+gone=no
+for _ in $(seq 50); do
+	if ! "$BPFBOX" ps | grep -q "$OID" && [ ! -d "/sys/fs/cgroup/bpfbox/$OID" ]; then gone=yes; break; fi
+	sleep 0.1
+done
+assert_eq yes "$gone" "a restarted daemon collects the orphaned sandbox (cgroup and entry gone)"
 
 # --- per-user limit ---
 daemon_stop

@@ -304,6 +304,37 @@ static int wait_for_end(struct client *c)
 	return status;
 }
 
+/* The daemon's error frame, if one is waiting: true, with its message in em. */
+static bool daemon_refusal(int sock, struct errmsg *em)
+{
+	struct pollfd p = { sock, POLLIN, 0 };
+	struct wire_reader rd;
+	struct wire_msg msg;
+	struct errmsg bad;
+	int fds[WIRE_MAX_FDS], ret = 0;
+	uint32_t len;
+	size_t n_fds;
+	bool found = false;
+	char *body;
+
+	wire_reader_init(&rd, WIRE_MAX_CONTROL);
+	while (ret == 0 && poll(&p, 1, 1000) > 0)
+		ret = wire_reader_read(&rd, sock);
+	if (ret == 1) {
+		body = wire_reader_take(&rd, &len, fds, &n_fds);
+		for (size_t i = 0; i < n_fds; i++)
+			close(fds[i]);
+		if (!wire_msg_decode(body, len, &msg, &bad) && msg.type == WIRE_MSG_ERROR && msg.message) {
+			snprintf(em->text, sizeof(em->text), "%s", msg.message);
+			found = true;
+		}
+		wire_msg_free(&msg);
+		free(body);
+	}
+	wire_reader_release(&rd);
+	return found;
+}
+
 int exec_client(const struct exec_client_opts *o)
 {
 	struct client c = { .sock = -1, .master = -1, .sig_fd = -1 };
@@ -387,6 +418,9 @@ int exec_client(const struct exec_client_opts *o)
 	}
 	err = wire_send(c.sock, body, fds, (size_t)n_fds);
 	if (err) {
+		/* A daemon that refused at once has said why before it closed. */
+		if (daemon_refusal(c.sock, &em))
+			goto fail;
 		errmsg_set(&em, err, "sending the request to the daemon");
 		goto fail;
 	}
