@@ -46,10 +46,12 @@ for t in "$dir"/test_*.sh; do
 	[ "$skipped" -eq 0 ] || continue
 	files=$((files + 1))
 	echo "# === $name"
+	began=$(date +%s)
 	set +e
 	timeout -k 5 "$limit" bash "$t" </dev/null 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	set -e
+	echo "# $name took $(($(date +%s) - began)) s"
 	p=$(grep -Ec '^ok [0-9]+' "$log" || true)
 	s=$(grep -Ec '^ok [0-9]+.*# SKIP' "$log" || true)
 	f=$(grep -Ec '^not ok [0-9]+' "$log" || true)
