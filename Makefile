@@ -89,8 +89,8 @@ deb:
 docs-check: $(BUILD)/bpfbox $(MAN_PAGES)
 	tests/check-docs.sh $(BUILD)
 
-units-check:
-	tests/check-units.sh
+units-check: $(BUILD)/bpfbox
+	tests/check-units.sh $(BUILD)
 
 # Sanitized builds of the same user/ sources, each in its own directory, never shipped:
 # the cmocka suites under ASan+UBSan, and one libFuzzer binary per tests/fuzz/fuzz_*.c.
