@@ -67,17 +67,21 @@ $(BUILD):
 # bpfbox-policy(5) from docs/policy.md itself, so no field can be missing from it.
 PANDOC_MAN := pandoc -s -t man --lua-filter=docs/man/links-to-text.lua \
 	-M footer="bpfbox $(VERSION)" -M header="bpfbox manual"
+# Left-aligned, not justified (narrow table columns cannot be justified), and pandoc's table
+# widths (70n, plus the gaps) scaled to fit an 80-column terminal.
+MAN_FIT := perl -pe 's/^(\.TH .*)$$/$$1\n.ad l/; s/lw\(([\d.]+)n\)/sprintf("lw(%.1fn)", $$1 * 0.8)/ge'
 MAN_PAGES := $(BUILD)/man/bpfbox.8 $(BUILD)/man/bpfbox-policy.5
 man: $(MAN_PAGES)
 
 $(BUILD)/man/bpfbox.8: docs/man/bpfbox.8.md docs/man/links-to-text.lua VERSION
 	@mkdir -p $(dir $@)
-	$(PANDOC_MAN) -M title=BPFBOX -M section=8 -o $@ $<
+	$(PANDOC_MAN) -M title=BPFBOX -M section=8 $< | $(MAN_FIT) >$@
 
 $(BUILD)/man/bpfbox-policy.5: docs/man/bpfbox-policy.5.md docs/policy.md docs/man/links-to-text.lua VERSION
 	@mkdir -p $(dir $@)
 	{ cat $<; echo; sed 1d docs/policy.md; } | \
-		$(PANDOC_MAN) -f markdown --shift-heading-level-by=-1 -M title=BPFBOX-POLICY -M section=5 -o $@
+		$(PANDOC_MAN) -f markdown --shift-heading-level-by=-1 -M title=BPFBOX-POLICY -M section=5 | \
+		$(MAN_FIT) >$@
 
 # The Debian package: tools/packaging/ is copied into a build directory with the tree
 # (tools/packaging/build-deb.sh); dpkg-buildpackage builds it there.
