@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Usage: tests/check-docs.sh [BUILD]
 #
-# Fails when the man pages drift from what they describe: a command or option that
-# `BUILD/bpfbox [COMMAND] --help` prints and docs/man/bpfbox.8.md does not name, or a
+# Fails when the man pages drift from what they describe: a command that `BUILD/bpfbox
+# --help` lists without its own "## bpfbox COMMAND" section in docs/man/bpfbox.8.md, an
+# option `BUILD/bpfbox COMMAND --help` prints that this section does not name, or a
 # key of docs/policy.md's field tables ("| key | ..." tables) missing from the generated
 # BUILD/man/bpfbox-policy.5. Run by `make test` (make docs-check), on the host.
 set -euo pipefail
@@ -26,17 +27,22 @@ commands=$("$bin" --help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
 [ -n "$commands" ] || { echo "check-docs: no commands in '$bin --help'" >&2; exit 1; }
 n_opts=0
 for c in $commands; do
-	if ! grep -qE "bpfbox $c( |$)" <<<"$md"; then
-		echo "check-docs: command '$c' (bpfbox --help) is not in docs/man/bpfbox.8.md"
+	# The command's own section: from "## bpfbox COMMAND" to the next heading.
+	section=$(awk -v c="$c" '
+		/^#/ { on = (index($0, "## bpfbox " c) == 1 && substr($0, length("## bpfbox " c) + 1, 1) ~ /^( |$)/) }
+		on' <<<"$md")
+	if [ -z "$section" ]; then
+		echo "check-docs: command '$c' (bpfbox --help) has no '## bpfbox $c' section in docs/man/bpfbox.8.md"
 		fail=1
+		continue
 	fi
 	# Some commands print their usage on stderr or exit non-zero for --help: take both.
 	opts=$("$bin" "$c" --help 2>&1 </dev/null | grep -oE '(^|[^A-Za-z0-9-])--[a-z][a-z0-9-]*' |
 		sed 's/^[^-]*//' | sort -u || true)
 	for o in $opts; do
 		n_opts=$((n_opts + 1))
-		if ! grep -qE -- "(^|[^A-Za-z0-9-])$o([^A-Za-z0-9-]|$)" <<<"$md"; then
-			echo "check-docs: option '$o' of 'bpfbox $c --help' is not in docs/man/bpfbox.8.md"
+		if ! grep -qE -- "(^|[^A-Za-z0-9-])$o([^A-Za-z0-9-]|$)" <<<"$section"; then
+			echo "check-docs: option '$o' of 'bpfbox $c --help' is not in the '## bpfbox $c' section of docs/man/bpfbox.8.md"
 			fail=1
 		fi
 	done
