@@ -84,9 +84,11 @@ $(BUILD)/man/bpfbox-policy.5: docs/man/bpfbox-policy.5.md docs/policy.md docs/ma
 		$(MAN_FIT) >$@
 
 # The Debian package: tools/packaging/ is copied into a build directory with the tree
-# (tools/packaging/build-deb.sh); dpkg-buildpackage builds it there.
+# (tools/packaging/build-deb.sh); dpkg-buildpackage builds it there. Then its postinst is
+# run against stubs: a host whose doctor fails gets nothing enabled or started.
 deb:
 	tools/packaging/build-deb.sh $(BUILD)
+	tests/check-postinst.sh $(BUILD)
 
 # Every option `bpfbox COMMAND --help` prints is in bpfbox.8.md, every policy field of
 # docs/policy.md in the generated bpfbox-policy(5); systemd-analyze accepts the units.
