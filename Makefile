@@ -27,10 +27,12 @@ LIB_OBJS := $(filter-out $(BUILD)/user/cli/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 KERNELS ?= 6.1 6.12
+# The one place the version lives: bpfbox --version, the man pages and the .deb read it.
+VERSION := $(shell cat VERSION)
 
 .SECONDARY:
 .PHONY: all deps agents agents-test unit-test asan-unit-test fuzzers fuzz-build fuzz fuzz-short soak vm-test test \
-	demo bench clean
+	demo bench clean man deb docs-check units-check
 HELPERS := $(patsubst tests/vm/helpers/%.c,$(BUILD)/helpers/%,$(wildcard tests/vm/helpers/*.c))
 all: $(BUILD)/bpfbox $(HELPERS)
 
@@ -42,10 +44,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/user/cli/main.o: CFLAGS += -DBPFBOX_VERSION='"$(VERSION)"'
+$(BUILD)/user/cli/main.o: VERSION
 
 $(BUILD)/bpfbox: $(USER_OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/helpers/%: tests/vm/helpers/%.c
 	@mkdir -p $(dir $@)
@@ -57,6 +62,41 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 
 $(BUILD):
 	mkdir -p $(BUILD)
+
+# Man pages, with pandoc, from markdown in the tree (docs/man/): bpfbox(8) from its own source,
+# bpfbox-policy(5) from docs/policy.md itself, so no field can be missing from it.
+PANDOC_MAN := pandoc -s -t man --lua-filter=docs/man/links-to-text.lua \
+	-M footer="bpfbox $(VERSION)" -M header="bpfbox manual"
+# Left-aligned, not justified (narrow table columns cannot be justified), and pandoc's table
+# widths (70n, plus the gaps) scaled to fit an 80-column terminal.
+MAN_FIT := perl -pe 's/^(\.TH .*)$$/$$1\n.ad l/; s/lw\(([\d.]+)n\)/sprintf("lw(%.1fn)", $$1 * 0.8)/ge'
+MAN_PAGES := $(BUILD)/man/bpfbox.8 $(BUILD)/man/bpfbox-policy.5
+man: $(MAN_PAGES)
+
+$(BUILD)/man/bpfbox.8: docs/man/bpfbox.8.md docs/man/links-to-text.lua VERSION
+	@mkdir -p $(dir $@)
+	$(PANDOC_MAN) -M title=BPFBOX -M section=8 $< | $(MAN_FIT) >$@
+
+$(BUILD)/man/bpfbox-policy.5: docs/man/bpfbox-policy.5.md docs/policy.md docs/man/links-to-text.lua VERSION
+	@mkdir -p $(dir $@)
+	{ cat $<; echo; sed 1d docs/policy.md; } | \
+		$(PANDOC_MAN) -f markdown --shift-heading-level-by=-1 -M title=BPFBOX-POLICY -M section=5 | \
+		$(MAN_FIT) >$@
+
+# The Debian package: tools/packaging/ is copied into a build directory with the tree
+# (tools/packaging/build-deb.sh); dpkg-buildpackage builds it there. Then its postinst is
+# run against stubs: a host whose doctor fails gets nothing enabled or started.
+deb:
+	tools/packaging/build-deb.sh $(BUILD)
+	tests/check-postinst.sh $(BUILD)
+
+# Every option `bpfbox COMMAND --help` prints is in bpfbox.8.md, every policy field of
+# docs/policy.md in the generated bpfbox-policy(5); systemd-analyze accepts the units.
+docs-check: $(BUILD)/bpfbox $(MAN_PAGES)
+	tests/check-docs.sh $(BUILD)
+
+units-check: $(BUILD)/bpfbox
+	tests/check-units.sh $(BUILD)
 
 # Sanitized builds of the same user/ sources, each in its own directory, never shipped:
 # the cmocka suites under ASan+UBSan, and one libFuzzer binary per tests/fuzz/fuzz_*.c.
@@ -134,8 +174,11 @@ agents-test: $(BUILD)/bpfbox agents
 test: deps
 	$(MAKE) all
 	$(MAKE) unit-test
+	$(MAKE) docs-check
+	$(MAKE) units-check
 	$(MAKE) asan-unit-test
 	$(MAKE) fuzz-short
+	$(MAKE) deb
 	$(MAKE) vm-test
 
 demo: deps

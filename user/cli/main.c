@@ -40,6 +40,11 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* BPFBOX_VERSION comes from the tree's VERSION file (Makefile), as the package's does. */
+	if (!strcmp(argv[1], "--version")) {
+		printf("bpfbox %s\n", BPFBOX_VERSION);
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (!strcmp(argv[1], subcommands[i].name))
 			return subcommands[i].run(argc - 1, argv + 1);
