@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "proxy/addr_guard.h"
+#include "proxy/proxy_canon.h"
 #include "proxy/proxy.h"
 #include "proxy/proxy_parent.h"
 
@@ -126,6 +127,21 @@ static void test_absolute(void **state)
 	assert_int_equal(proxy_parent_absolute(buf, sizeof(head) - 1, sizeof(head) + 5, "allowed.test", 80, NULL),
 			 -ENOSPC);
 	assert_int_equal(proxy_parent_absolute(buf, 3, sizeof(buf), "allowed.test", 80, NULL), -EINVAL);
+}
+
+/* This host's loopback is never the parent's to reach. */
+static void test_local_hosts(void **state)
+{
+	assert_true(proxy_host_is_local("localhost"));
+	assert_true(proxy_host_is_local("api.localhost"));
+	assert_true(proxy_host_is_local("127.0.0.1"));
+	assert_true(proxy_host_is_local("127.9.9.9"));
+	assert_true(proxy_host_is_local("::1"));
+	assert_false(proxy_host_is_local("notlocalhost"));
+	assert_false(proxy_host_is_local("localhost.example"));
+	assert_false(proxy_host_is_local("10.0.0.1"));
+	assert_false(proxy_host_is_local("198.18.0.1"));
+	assert_false(proxy_host_is_local("::2"));
 }
 
 /* ---- end to end: a fake SOCKS5 parent with username/password, echoing after CONNECT ---- */
@@ -280,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_socks5_connect),
 		cmocka_unit_test(test_socks5_reply),
 		cmocka_unit_test(test_absolute),
+		cmocka_unit_test(test_local_hosts),
 		cmocka_unit_test(test_socks_parent),
 		cmocka_unit_test(test_socks_parent_refuses),
 	};

@@ -160,7 +160,7 @@ bool proxy_session_use_parent(struct proxy_conn *c)
 {
 	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
 
-	if (!pp)
+	if (!pp || proxy_host_is_local(c->host))
 		return false;
 	/* The parent's address is the policy's own choice: dialled as given, not guarded. */
 	memcpy(c->addrs, pp->addrs, pp->naddrs * sizeof(pp->addrs[0]));

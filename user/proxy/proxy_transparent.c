@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_canon.h"
 #include "proxy_conn.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
@@ -89,7 +90,7 @@ static bool decide(struct proxy_conn *c, const char *name, bool http)
 	 * the sandbox's DNS answers with synthesized addresses, which lead
 	 * nowhere): the parent is asked for the name it was learned for.
 	 */
-	if (cfg->parent) {
+	if (cfg->parent && !proxy_host_is_local(name ? name : d.name ? d.name : c->host)) {
 		if (!name && d.name)
 			snprintf(c->host, sizeof(c->host), "%s", d.name);
 		return true;

@@ -38,9 +38,21 @@ static int synthesize(void *ctx, const char *name, unsigned qtype, struct dns_ad
 	int family = qtype == DNS_TYPE_A ? AF_INET : qtype == DNS_TYPE_AAAA ? AF_INET6 : 0;
 	int err;
 
+	size_t n = strlen(name);
+
 	if (!family || !max)
 		return 0;
 	memset(out, 0, sizeof(*out));
+	/* RFC 6761: localhost is this host's loopback, never the parent's. */
+	if (!strcmp(name, "localhost") || (n > 10 && !strcmp(name + n - 10, ".localhost"))) {
+		out->family = family;
+		if (family == AF_INET)
+			memcpy(out->addr, "\x7f\0\0\x01", 4);
+		else
+			out->addr[15] = 1;
+		out->ttl = 60;
+		return 1;
+	}
 	err = sandbox_learned_synthesize(sd->learned, name, family, out->addr);
 	if (err)
 		return err;
