@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Helpers for tools/bench-proxy.sh.
 
-  bench-proxy.py serve PORT            HTTP/1.1 source on 127.0.0.1:PORT: any path
-                                       "/N" answers N zero bytes; prints "ready"
+  bench-proxy.py serve PORT [ADDR]     HTTP/1.1 source on ADDR:PORT (127.0.0.1): any
+                                       path "/N" answers N zero bytes; prints "ready"
   bench-proxy.py rate URL SECONDS [PROXY]
                                        fresh connection per request (Connection:
                                        close) for SECONDS; PROXY "host:port" sends
                                        absolute-form requests through it. Prints
                                        requests per second.
+  bench-proxy.py dns SERVER NAME COUNT one A query at a time over UDP to SERVER:53,
+                                       COUNT times; prints the mean answer time in ms
 """
+import os
 import socket
+import struct
 import socketserver
 import sys
 import threading
@@ -75,9 +79,32 @@ def rate(url, seconds, proxy):
     print("%.1f" % (n / (time.monotonic() - start)))
 
 
+def dns(server, name, count):
+    q = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+    total = 0.0
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(5)
+    s.connect((server, 53))
+    for _ in range(count):
+        qid = struct.unpack("!H", os.urandom(2))[0]
+        msg = struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0) + q + struct.pack("!HH", 1, 1)
+        t = time.monotonic()
+        s.send(msg)
+        while True:
+            a = s.recv(4096)
+            if len(a) >= 12 and struct.unpack("!H", a[:2])[0] == qid:
+                break
+        total += time.monotonic() - t
+        if a[3] & 0xF or not struct.unpack("!H", a[6:8])[0]:
+            sys.exit("no answer for %s: rcode %d" % (name, a[3] & 0xF))
+    print("%.3f" % (total * 1000 / count))
+
+
 def main():
-    if sys.argv[1] == "serve":
-        srv = Server(("127.0.0.1", int(sys.argv[2])), Source)
+    if sys.argv[1] == "dns":
+        dns(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "serve":
+        srv = Server((sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1", int(sys.argv[2])), Source)
         threading.Thread(target=srv.serve_forever, daemon=True).start()
         print("ready", flush=True)
         threading.Event().wait()

@@ -3,25 +3,33 @@
 # direct loopback connection and against tinyproxy, measured inside the test
 # VM (the proxy only runs under `bpfbox exec`, which needs BPF-LSM).
 #
-#   tools/bench-proxy.sh [--kernel 6.1|6.12] [--size MIB] [--seconds S]
+#   tools/bench-proxy.sh [--kernel 6.1|6.12] [--size MIB] [--seconds S] [--only transparent]
 #   tools/bench-proxy.sh --in-vm ...     (what the VM runs; also usable there directly)
 #
 # Prints one JSON object on stdout (everything else goes to stderr):
 #   throughput_mib_s  {direct, bpfbox_connect, bpfbox_http, tinyproxy_connect, tinyproxy_http}
 #   connections_per_s {direct, bpfbox, tinyproxy}    (a fresh connection per request)
 #   ratios            bpfbox / direct and bpfbox / tinyproxy for each
+#   transparent       the transparent path against a server in a network namespace
+#                     (the path needs an address the sandbox learned, never loopback):
+#                     throughput_mib_s {direct, explicit_http, transparent_http},
+#                     connections_per_s {direct, explicit, transparent},
+#                     dns_answer_ms {upstream, sandbox} (dnsmasq asked directly, and
+#                     through the sandbox's resolver), with ratios
 # Throughput is the best of three downloads of SIZE MiB; the client is curl.
+# --only transparent runs that part alone (the reduced run in docs/benchmarks.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-kernel=6.1 size=256 seconds=5 in_vm=false
+kernel=6.1 size=256 seconds=5 in_vm=false only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift ;;
 	--size) size=$2; shift ;;
 	--seconds) seconds=$2; shift ;;
 	--in-vm) in_vm=true ;;
-	*) echo "usage: $0 [--kernel 6.1|6.12] [--size MIB] [--seconds S] [--in-vm]" >&2; exit 2 ;;
+	--only) only=$2; shift ;;
+	*) echo "usage: $0 [--kernel 6.1|6.12] [--size MIB] [--seconds S] [--only transparent] [--in-vm]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -29,7 +37,8 @@ done
 if ! $in_vm; then
 	# The guest's console mixes everything; the result is the line tagged below.
 	out=$(BPFBOX_BENCH_PROXY_TAG=1 "$root/tools/vm/run.sh" --kernel "$kernel" -- \
-		"$root/tools/bench-proxy.sh" --in-vm --size "$size" --seconds "$seconds" | tee /dev/stderr)
+		"$root/tools/bench-proxy.sh" --in-vm --size "$size" --seconds "$seconds" ${only:+--only "$only"} |
+		tee /dev/stderr)
 	line=$(printf '%s\n' "$out" | tr -d '\r' | sed -n 's/^BENCH-PROXY-RESULT //p' | tail -n 1)
 	[ -n "$line" ] || { echo "bench-proxy: no result from the VM" >&2; exit 1; }
 	printf '%s\n' "$line"
@@ -43,12 +52,98 @@ pids=()
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	ip netns del bbbench 2>/dev/null || true
+	ip link del bbbveth0 2>/dev/null || true
+	[ -f "$tmp/resolv.conf" ] && cp "$tmp/resolv.conf" /etc/resolv.conf
+	[ -f "$tmp/hosts" ] && cp "$tmp/hosts" /etc/hosts
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 SRC=127.0.0.1:18080
 TP=127.0.0.1:18888
 bytes=$((size * 1024 * 1024))
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "null" }'; }
+
+# The transparent path: a source in a network namespace ("the internet"),
+# found by a name /etc/hosts gives (learned at launch), and dnsmasq there as
+# the upstream resolver. Prints the "transparent" JSON object (run it with
+# stdout to a file, not in $(...): the servers it starts belong to cleanup).
+transparent() {
+	local rsrc=10.201.0.2:18080 tp=$tmp/tpolicy.json d dx dt rd rx rt qu qs
+	ip netns add bbbench && ip link add bbbveth0 type veth peer name bbbveth1 &&
+		ip link set bbbveth1 netns bbbench && ip addr add 10.201.0.1/24 dev bbbveth0 &&
+		ip link set bbbveth0 up && ip -n bbbench addr add 10.201.0.2/24 dev bbbveth1 &&
+		ip -n bbbench link set bbbveth1 up && ip -n bbbench link set lo up || return 1
+	ip netns exec bbbench python3 "$helper" serve 18080 10.201.0.2 >"$tmp/rsrc.out" 2>>"$tmp/err" &
+	pids+=($!)
+	ip netns exec bbbench dnsmasq --conf-file=/dev/null --pid-file= --keep-in-foreground --no-resolv --no-hosts \
+		--bind-interfaces --listen-address=10.201.0.2 --user=root --host-record=bench.test,10.201.0.2 \
+		>/dev/null 2>>"$tmp/err" &
+	pids+=($!)
+	for _ in $(seq 300); do
+		grep -q ready "$tmp/rsrc.out" && python3 "$helper" dns 10.201.0.2 bench.test 1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	cp /etc/resolv.conf "$tmp/resolv.conf" && cp /etc/hosts "$tmp/hosts"
+	echo "nameserver 10.201.0.2" >/etc/resolv.conf
+	echo "10.201.0.2 bench.test" >>/etc/hosts
+	cat >"$tp" <<JSON
+{ "network": { "allowedDomains": ["bench.test:18080"], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
+JSON
+	tboxed() { "$bpfbox" exec --policy "$tp" --log-file "$tmp/tlog" -- bash -c "$1" bench "${@:2}"; }
+	echo "bench-proxy: transparent" >&2
+	d=$(best_of fetch --noproxy '*' "http://bench.test:18080/$bytes")
+	# shellcheck disable=SC2016 # expanded in the sandbox
+	dx=$(best_of tboxed 'curl -sS -o /dev/null -w "%{speed_download}" --max-time 120 -x "http://$BPFBOX_PROXY" "$1"' \
+		"http://bench.test:18080/$bytes")
+	dt=$(best_of tboxed 'curl -sS -o /dev/null -w "%{speed_download}" --max-time 120 --noproxy "*" "$1"' \
+		"http://bench.test:18080/$bytes")
+	# By address: the guest outside a sandbox has no resolver of its own to answer bench.test fast.
+	rd=$(python3 "$helper" rate "http://10.201.0.2:18080/16" "$seconds")
+	# shellcheck disable=SC2016
+	rx=$(tboxed 'python3 "$1" rate "$2" "$3" "$BPFBOX_PROXY"' "$helper" "http://bench.test:18080/16" "$seconds")
+	rt=$(tboxed 'python3 "$1" rate "$2" "$3"' "$helper" "http://bench.test:18080/16" "$seconds")
+	qu=$(python3 "$helper" dns 10.201.0.2 bench.test 200)
+	# The same query from inside: the kernel sends it to the sandbox's resolver, which asks dnsmasq.
+	qs=$(tboxed 'python3 "$1" dns 10.201.0.2 bench.test 200' "$helper")
+	printf '{"throughput_mib_s":{"direct":%s,"explicit_http":%s,"transparent_http":%s},' "$d" "$dx" "$dt"
+	printf '"connections_per_s":{"direct":%s,"explicit":%s,"transparent":%s},' "$rd" "$rx" "$rt"
+	printf '"dns_answer_ms":{"upstream":%s,"sandbox":%s},' "$qu" "$qs"
+	printf '"ratios":{"throughput_transparent_vs_direct":%s,"throughput_transparent_vs_explicit":%s,' \
+		"$(ratio "$dt" "$d")" "$(ratio "$dt" "$dx")"
+	printf '"connections_transparent_vs_direct":%s,"connections_transparent_vs_explicit":%s,' \
+		"$(ratio "$rt" "$rd")" "$(ratio "$rt" "$rx")"
+	printf '"dns_sandbox_vs_upstream":%s}}' "$(ratio "$qs" "$qu")"
+}
+
+# best_of CMD...: the highest of three speed_download values (bytes/s) printed by curl.
+best_of() {
+	local best=0 v
+	for _ in 1 2 3; do
+		v=$("$@" 2>>"$tmp/err" || echo 0)
+		v=${v%%.*}
+		[ "$v" -gt "$best" ] && best=$v
+	done
+	awk -v b="$best" 'BEGIN { printf "%.1f", b / 1048576 }'
+}
+fetch() { curl -sS -o /dev/null -w '%{speed_download}' --max-time 120 "$@"; }
+
+emit() {
+	if [ -n "${BPFBOX_BENCH_PROXY_TAG:-}" ]; then
+		echo "BENCH-PROXY-RESULT $1"
+	else
+		echo "$1"
+	fi
+}
+
+if [ "$only" = transparent ]; then
+	transparent >"$tmp/t.json" || { echo "bench-proxy: the transparent setup failed: $(tail -n 3 "$tmp/err" 2>/dev/null)" >&2; exit 1; }
+	emit "$(printf '{"bench":"proxy","kernel":"%s","size_mib":%s,"seconds":%s,"reduced":true,"transparent":%s}' \
+		"$(uname -r)" "$size" "$seconds" "$(cat "$tmp/t.json")")"
+	exit 0
+fi
 
 python3 "$helper" serve "${SRC#*:}" >"$tmp/src.out" &
 pids+=($!)
@@ -69,17 +164,6 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 
-# best_of CMD...: the highest of three speed_download values (bytes/s) printed by curl.
-best_of() {
-	local best=0 v
-	for _ in 1 2 3; do
-		v=$("$@" 2>>"$tmp/err" || echo 0)
-		v=${v%%.*}
-		[ "$v" -gt "$best" ] && best=$v
-	done
-	awk -v b="$best" 'BEGIN { printf "%.1f", b / 1048576 }'
-}
-fetch() { curl -sS -o /dev/null -w '%{speed_download}' --max-time 120 "$@"; }
 
 echo "bench-proxy: direct" >&2
 direct=$(best_of fetch --noproxy '*' "http://$SRC/$bytes")
@@ -110,7 +194,6 @@ bh=$(best_of boxed 'curl -sS -o /dev/null -w "%{speed_download}" --max-time 120 
 # shellcheck disable=SC2016
 br=$(boxed 'python3 "$1" rate "$2" "$3" "$BPFBOX_PROXY"' "$helper" "http://$SRC/16" "$seconds")
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "null" }'; }
 result=$(printf '{"bench":"proxy","kernel":"%s","size_mib":%s,"seconds":%s,' "$(uname -r)" "$size" "$seconds")
 result+=$(printf '"throughput_mib_s":{"direct":%s,"bpfbox_connect":%s,"bpfbox_http":%s,"tinyproxy_connect":%s,"tinyproxy_http":%s},' \
 	"$direct" "$bc" "$bh" "$tp_connect" "$tp_http")
@@ -119,10 +202,8 @@ result+=$(printf '"ratios":{"throughput_connect_vs_direct":%s,"throughput_http_v
 	"$(ratio "$bc" "$direct")" "$(ratio "$bh" "$direct")")
 result+=$(printf '"throughput_connect_vs_tinyproxy":%s,"throughput_http_vs_tinyproxy":%s,' \
 	"$(ratio "$bc" "$tp_connect")" "$(ratio "$bh" "$tp_http")")
-result+=$(printf '"connections_vs_direct":%s,"connections_vs_tinyproxy":%s}}' \
+result+=$(printf '"connections_vs_direct":%s,"connections_vs_tinyproxy":%s},' \
 	"$(ratio "$br" "$direct_rate")" "$(ratio "$br" "$tp_rate")")
-if [ -n "${BPFBOX_BENCH_PROXY_TAG:-}" ]; then
-	echo "BENCH-PROXY-RESULT $result"
-else
-	echo "$result"
-fi
+transparent >"$tmp/t.json" || echo null >"$tmp/t.json"
+result+=$(printf '"transparent":%s}' "$(cat "$tmp/t.json")")
+emit "$result"

@@ -128,6 +128,42 @@ static void test_build_nxdomain(void **state)
 	assert_int_equal(dns_build_error(b, &q, DNS_RCODE_NXDOMAIN, out, 12), -ENOSPC);
 }
 
+/* The resolver's own answer (synthesized addresses) is one the answer parser takes, bound to the name. */
+static void test_build_answer(void **state)
+{
+	uint8_t b[512], out[512];
+	struct dns_question q;
+	struct dns_addr a[2] = { { .family = AF_INET, .addr = { 198, 18, 0, 7 }, .ttl = 60 },
+				 { .family = AF_INET6, .addr = { 0x20, 0x01, 0, 2, [15] = 7 }, .ttl = 60 } }, got[4];
+	size_t n = make_query(b, 0x1234, "allowed.test", DNS_TYPE_A, true), na;
+	unsigned rcode = 9;
+	int len;
+
+	assert_int_equal(dns_parse_query(b, n, &q), 0);
+	len = dns_build_answer(b, &q, a, 1, out, sizeof(out));
+	assert_int_equal(len, (int)q.end + 12 + 4);
+	assert_int_equal(out[7], 1); /* ANCOUNT */
+	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1234, &q, got, 4, &na, &rcode), 0);
+	assert_int_equal(rcode, DNS_RCODE_NOERROR);
+	assert_int_equal(na, 1);
+	assert_memory_equal(got[0].addr, a[0].addr, 4);
+	assert_int_equal(got[0].ttl, 60);
+	/* No address for the type: NODATA, NOERROR with no record. */
+	len = dns_build_answer(b, &q, a, 0, out, sizeof(out));
+	assert_int_equal(len, (int)q.end);
+	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1234, &q, got, 4, &na, &rcode), 0);
+	assert_int_equal(na, 0);
+	assert_int_equal(rcode, DNS_RCODE_NOERROR);
+	n = make_query(b, 0x1235, "allowed.test", DNS_TYPE_AAAA, false);
+	assert_int_equal(dns_parse_query(b, n, &q), 0);
+	len = dns_build_answer(b, &q, a + 1, 1, out, sizeof(out));
+	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1235, &q, got, 4, &na, &rcode), 0);
+	assert_int_equal(na, 1);
+	assert_int_equal(got[0].family, AF_INET6);
+	assert_memory_equal(got[0].addr, a[1].addr, 16);
+	assert_int_equal(dns_build_answer(b, &q, a + 1, 1, out, q.end + 10), -ENOSPC);
+}
+
 /* An answer to make_query(..., name, A): header, question, then the records appended by the caller. */
 static size_t answer_head(uint8_t *b, uint16_t id, const char *name, uint16_t type, uint16_t ancount)
 {
@@ -427,7 +463,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_ok),	   cmocka_unit_test(test_query_malformed),
-		cmocka_unit_test(test_build_nxdomain),	   cmocka_unit_test(test_answer_cname_chain),
+		cmocka_unit_test(test_build_nxdomain),	   cmocka_unit_test(test_build_answer),
+		cmocka_unit_test(test_answer_cname_chain),
 		cmocka_unit_test(test_answer_hostile),	   cmocka_unit_test(test_fuzz_smoke),
 		cmocka_unit_test(test_live_resolver),	   cmocka_unit_test(test_resolv_conf),
 	};

@@ -347,7 +347,7 @@ static void test_refused_fields(void **state)
 	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": [\"a.example\"]}"),
 		"network.mitmProxy", "TLS");
 	refused(NET_WITH("\"parentProxy\": {\"http\": \"http://p.example:3128\"}"),
-		"network.parentProxy", "upstream proxy");
+		"network.parentProxy", "bpfbox.network.parentProxy");
 	refused(NET_WITH("\"filterRequest\": \"fn\""), "network.filterRequest", "not supported");
 	refused(NET_WITH("\"refuseOpaqueTunnels\": true"), "network.refuseOpaqueTunnels",
 		"not supported");

@@ -377,6 +377,57 @@ static void test_transparent(void **state)
 	}
 }
 
+/*
+ * bpfbox.network.parentProxy: the administrator's applies whatever the
+ * caller says; a caller naming another, or one where the administrator has
+ * none, is one cut showing the redacted URL (never the password).
+ */
+static void test_parent_proxy(void **state)
+{
+#define PARENT(u) BASE ", \"bpfbox\": {\"network\": {\"parentProxy\": \"" u "\"}}"
+	static const struct {
+		const char *admin, *caller, *eff, *cut;
+	} rows[] = {
+		{ BASE, BASE, NULL, NULL },
+		{ PARENT("http://10.0.0.1:3128"), BASE, "http://10.0.0.1:3128", NULL },
+		{ PARENT("http://10.0.0.1:3128"), PARENT("http://10.0.0.1:3128"), "http://10.0.0.1:3128", NULL },
+		{ PARENT("http://a:pw@10.0.0.1:3128"), PARENT("http://a:pw@10.0.0.1:3128"),
+		  "http://***@10.0.0.1:3128", NULL },
+		{ PARENT("http://10.0.0.1:3128"), PARENT("socks5://u:hunter2@127.0.0.1:1080"),
+		  "http://10.0.0.1:3128",
+		  CALLER ": bpfbox.network.parentProxy \"socks5://***@127.0.0.1:1080\": the administrator's "
+		  "policy names another parent proxy (" ADMIN "); the administrator's parent proxy is used" },
+		{ PARENT("http://a:pw@10.0.0.1:3128"), PARENT("http://a:other@10.0.0.1:3128"),
+		  "http://***@10.0.0.1:3128",
+		  CALLER ": bpfbox.network.parentProxy \"http://***@10.0.0.1:3128\": the administrator's "
+		  "policy names another parent proxy (" ADMIN "); the administrator's parent proxy is used" },
+		{ BASE, PARENT("http://u:hunter2@127.0.0.1:3128"), NULL,
+		  CALLER ": bpfbox.network.parentProxy \"http://***@127.0.0.1:3128\": the administrator's "
+		  "policy sends connections directly (" ADMIN "); not granted" },
+	};
+#undef PARENT
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct run r;
+
+		apply(&r, rows[i].admin, rows[i].caller);
+		if (rows[i].eff) {
+			assert_int_not_equal(r.eff->parent.scheme, PARENT_NONE);
+			assert_string_equal(r.eff->parent.shown, rows[i].eff);
+			assert_string_equal(r.eff->parent.host, r.admin->parent.host);
+			if (r.admin->parent.pass)
+				assert_string_equal(r.eff->parent.pass, r.admin->parent.pass);
+		} else {
+			assert_int_equal(r.eff->parent.scheme, PARENT_NONE);
+		}
+		want_cut(&r, "bpfbox.network.parentProxy", rows[i].cut);
+		assert_int_equal(r.cuts.n, rows[i].cut ? 1 : 0);
+		for (size_t k = 0; k < r.cuts.n; k++)
+			assert_null(strstr(r.cuts.items[k].line, "hunter2"));
+		done(&r);
+	}
+}
+
 static void test_flag_rows(void **state)
 {
 	static const char *const keys[] = { "filesystem.allowGitConfig", "network.allowLocalBinding",
@@ -1506,6 +1557,7 @@ int main(void)
 		cmocka_unit_test(test_fs_disabled),
 		cmocka_unit_test(test_flag_rows),
 		cmocka_unit_test(test_transparent),
+		cmocka_unit_test(test_parent_proxy),
 		cmocka_unit_test(test_git_config_mandatory),
 		cmocka_unit_test(test_domain_rows),
 		cmocka_unit_test(test_pattern_intersection),

@@ -486,6 +486,38 @@ static void test_cmd_explain(void **state)
 	run_free(&r);
 }
 
+/* With a parent proxy, explain says how a name is reached, never showing the credentials. */
+static void test_cmd_explain_parent(void **state)
+{
+	char f[] = "/tmp/bpfbox-test-parent-XXXXXX";
+	static const char body[] = "{\"network\": {\"allowedDomains\": [\"allowed.test\"], \"deniedDomains\": []},"
+				   " \"filesystem\": {\"denyRead\": [], \"allowWrite\": [], \"denyWrite\": []},"
+				   " \"bpfbox\": {\"network\": {\"parentProxy\": \"http://u:hunter2@10.0.0.1:3128\"}}}";
+	int fd = mkstemp(f);
+	struct run r;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, body, sizeof(body) - 1), (ssize_t)(sizeof(body) - 1));
+	close(fd);
+	r = run("explain", f, "allowed.test", NULL, NULL);
+	assert_int_equal(r.status, 0);
+	has(r.out, "with a synthesized address of its own (198.18.0.0/15, 2001:2::/48)");
+	has(r.out, "upstream is not asked");
+	has(r.out, "parent proxy: reached through http://***@10.0.0.1:3128 by name (HTTP CONNECT");
+	assert_null(strstr(r.out, "hunter2"));
+	run_free(&r);
+	r = run("explain", f, "denied.test", NULL, NULL);
+	assert_int_equal(r.status, 1);
+	assert_null(strstr(r.out, "parent proxy"));
+	run_free(&r);
+	r = run("show", f, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	has(r.out, "http://***@10.0.0.1:3128");
+	assert_null(strstr(r.out, "hunter2"));
+	run_free(&r);
+	unlink(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_cmd_check),
 		cmocka_unit_test(test_cmd_show),
 		cmocka_unit_test(test_cmd_explain),
+		cmocka_unit_test(test_cmd_explain_parent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

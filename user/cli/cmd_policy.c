@@ -345,8 +345,12 @@ static void explain_transparent(const struct policy *p, const char *host, unsign
 		printf("sandbox DNS: %s gets NXDOMAIN (%s); a direct connect has no address to go to\n", canon, rule);
 		return;
 	}
-	printf("sandbox DNS: %s is answered (%s); its addresses are learned for their TTL, at least %d s\n", canon,
-	       rule, LEARNED_TTL_FLOOR_S);
+	if (p->parent.scheme)
+		printf("sandbox DNS: %s is answered (%s) with a synthesized address of its own (198.18.0.0/15, "
+		       "2001:2::/48), learned for the sandbox's life; upstream is not asked\n", canon, rule);
+	else
+		printf("sandbox DNS: %s is answered (%s); its addresses are learned for their TTL, at least %d s\n",
+		       canon, rule, LEARNED_TTL_FLOOR_S);
 	if (v == NET_ALLOW)
 		printf("transparent: a direct TCP connect to a learned address on port %u goes to the proxy, which "
 		       "requires TLS server_name or HTTP Host %s, or no name at all\n", port, canon);
@@ -373,6 +377,10 @@ static int explain_host(const struct policy *p, const char *target)
 		printf(" (%s: %s)", v == NET_DENY_MALFORMED ? "why" : "reason", reason);
 	printf("\n");
 	explain_transparent(p, host, port, v);
+	/* Redacted: explain output ends up in tickets and chat. */
+	if (v == NET_ALLOW && p->parent.scheme)
+		printf("parent proxy: reached through %s by name (%s), which resolves it\n", p->parent.shown,
+		       p->parent.scheme == PARENT_HTTP ? "HTTP CONNECT, or absolute-form for plain HTTP" : "SOCKS5 CONNECT");
 	if (p->audit && v != NET_ALLOW)
 		printf("audit mode: this would be logged, not blocked\n");
 	return v == NET_ALLOW ? 0 : 1;

@@ -281,6 +281,33 @@ int dns_build_error(const uint8_t *query, const struct dns_question *q, unsigned
 	return (int)(DNS_HEADER_LEN + qlen);
 }
 
+int dns_build_answer(const uint8_t *query, const struct dns_question *q, const struct dns_addr *addrs, size_t n,
+		     uint8_t *out, size_t outlen)
+{
+	int head = dns_build_error(query, q, DNS_RCODE_NOERROR, out, outlen);
+	size_t len;
+
+	if (!q->end || head < 0)
+		return -ENOSPC;
+	len = (size_t)head;
+	for (size_t i = 0; i < n; i++) {
+		size_t alen = addrs[i].family == AF_INET ? 4 : 16;
+
+		if (len + 12 + alen > outlen)
+			return -ENOSPC;
+		put16(out + len, 0xc000 | DNS_HEADER_LEN);	/* the question's name */
+		put16(out + len + 2, alen == 4 ? DNS_TYPE_A : DNS_TYPE_AAAA);
+		put16(out + len + 4, DNS_CLASS_IN);
+		put16(out + len + 6, (uint16_t)(addrs[i].ttl >> 16));
+		put16(out + len + 8, (uint16_t)addrs[i].ttl);
+		put16(out + len + 10, (uint16_t)alen);
+		memcpy(out + len + 12, addrs[i].addr, alen);
+		len += 12 + alen;
+	}
+	put16(out + 6, (uint16_t)n);
+	return (int)len;
+}
+
 int dns_fuzz_one(const uint8_t *data, size_t len)
 {
 	struct dns_question q;

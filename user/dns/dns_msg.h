@@ -77,6 +77,14 @@ int dns_parse_answer(const uint8_t *msg, size_t len, uint16_t id, const struct d
 int dns_build_error(const uint8_t *query, const struct dns_question *q, unsigned rcode, uint8_t *out,
 		    size_t outlen);
 
+/*
+ * The resolver's own NOERROR answer to query q with the addresses given (A
+ * or AAAA by family, owned by the question's name; none is NODATA). Returns
+ * the length written or -ENOSPC.
+ */
+int dns_build_answer(const uint8_t *query, const struct dns_question *q, const struct dns_addr *addrs, size_t n,
+		     uint8_t *out, size_t outlen);
+
 /* A fuzzing entry point: both parsers on arbitrary bytes. Returns 0. */
 int dns_fuzz_one(const uint8_t *data, size_t len);
 

@@ -126,11 +126,12 @@ static socklen_t ss_len(const struct sockaddr_storage *ss)
 	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 }
 
-static void emit(struct dns_server *s, const struct dns_question *q, bool parsed, const char *transport,
-		 const char *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
-		 const char *error)
+static void emit_ex(struct dns_server *s, const struct dns_question *q, bool parsed, const char *transport,
+		    const char *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
+		    const char *error, bool synthesized)
 {
 	struct dns_query_event ev = {
+		.synthesized = synthesized,
 		.name = parsed ? q->name : NULL,
 		.qtype = parsed ? q->qtype : 0,
 		.transport = transport,
@@ -145,6 +146,13 @@ static void emit(struct dns_server *s, const struct dns_question *q, bool parsed
 
 	if (s->cfg.on_event)
 		s->cfg.on_event(s->cfg.ctx, &ev);
+}
+
+static void emit(struct dns_server *s, const struct dns_question *q, bool parsed, const char *transport,
+		 const char *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
+		 const char *error)
+{
+	emit_ex(s, q, parsed, transport, client, allowed, rule, reason, rcode, n, error, false);
 }
 
 static void tcp_close(struct dns_server *s, int i)
@@ -207,6 +215,34 @@ static bool pending_send(struct dns_server *s, struct pending *p)
 	return false;
 }
 
+/* An allowed name answered without upstream; true when handled. */
+static bool synthesize(struct dns_server *s, const uint8_t *msg, const struct dns_question *q, int udp_fd,
+		       const struct sockaddr_storage *from, socklen_t from_len, int tcp, const char *transport,
+		       const char *client, const char *rule, const char *reason)
+{
+	uint8_t out[DNS_HEADER_LEN + 300 + 2 * 28];
+	struct dns_addr a[2];
+	int na, n;
+
+	if (!s->cfg.synthesize)
+		return false;
+	na = s->cfg.synthesize(s->cfg.ctx, q->name, q->qtype, a, 2);
+	if (na < 0) {
+		n = dns_build_error(msg, q, DNS_RCODE_SERVFAIL, out, sizeof(out));
+		emit_ex(s, q, true, transport, client, true, rule, reason, DNS_RCODE_SERVFAIL, 0,
+			"no synthesized address left", true);
+	} else {
+		/* The addresses are known to the kernel (learned) before the client can use them. */
+		n = dns_build_answer(msg, q, a, (size_t)na, out, sizeof(out));
+		emit_ex(s, q, true, transport, client, true, rule, reason, DNS_RCODE_NOERROR, (size_t)na, NULL, true);
+	}
+	if (n > 0)
+		reply(s, udp_fd, from, from_len, tcp, out, (size_t)n);
+	else if (tcp >= 0)
+		tcp_close(s, tcp);
+	return true;
+}
+
 static void handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd,
 			 const struct sockaddr_storage *from, socklen_t from_len, int tcp, const char *transport,
 			 const char *client)
@@ -244,6 +280,8 @@ static void handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp
 			reply(s, udp_fd, from, from_len, tcp, out, n);
 		return;
 	}
+	if (synthesize(s, msg, &q, udp_fd, from, from_len, tcp, transport, client, rule, reason))
+		return;
 	for (int i = 0; i < MAX_PENDING && !p; i++)
 		if (!s->pend[i].used)
 			p = &s->pend[i];

@@ -31,6 +31,7 @@ struct dns_query_event {
 	unsigned rcode; /* what the client got; DNS_RCODE_SERVFAIL when no upstream answered */
 	size_t n_addrs; /* addresses in the answer bound to the name */
 	const char *error;
+	bool synthesized; /* answered by the resolver itself (synthesize), upstream not asked */
 };
 
 struct dns_server_config {
@@ -39,6 +40,13 @@ struct dns_server_config {
 	/* Called with the addresses of an allowed answer before the client sees it. */
 	void (*on_answer)(void *ctx, const char *name, const struct dns_addr *addrs, size_t n);
 	void (*on_event)(void *ctx, const struct dns_query_event *ev);
+	/*
+	 * Optional: the resolver answers allowed names itself, never asking
+	 * upstream (a parent proxy reaches them by name). Writes at most max
+	 * addresses for qtype (none for a type with no address: NODATA) and
+	 * returns how many; negative errno answers SERVFAIL.
+	 */
+	int (*synthesize)(void *ctx, const char *name, unsigned qtype, struct dns_addr *out, size_t max);
 	void *ctx;
 	/* Upstream servers; n_upstreams 0 means those of /etc/resolv.conf. */
 	struct sockaddr_storage upstreams[DNS_MAX_UPSTREAMS];

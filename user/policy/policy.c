@@ -111,6 +111,7 @@ void policy_free(struct policy *p)
 	strv_free(p->env_allow, p->n_env_allow);
 	strv_free(p->device_allow, p->n_device_allow);
 	free(p->log_file);
+	policy_parent_free(&p->parent);
 	for (size_t i = 0; i < p->n_ignore; i++) {
 		free(p->ignore[i].command);
 		strv_free(p->ignore[i].lines, p->ignore[i].n_lines);

@@ -57,6 +57,28 @@ struct ignore_rule {
 
 enum policy_log_format { POLICY_LOG_TEXT, POLICY_LOG_JSON };
 
+/* bpfbox.network.parentProxy: the host's proxy bpfbox's proxy reaches allowed destinations through. */
+enum policy_parent_scheme { PARENT_NONE, PARENT_HTTP, PARENT_SOCKS5 };
+
+struct policy_parent {
+	enum policy_parent_scheme scheme;
+	char *host;		/* a name, or an IP literal without brackets */
+	unsigned port;
+	char *user, *pass;	/* percent-decoded; NULL when the URL has none */
+	char *shown;		/* the URL with any credentials replaced by "***" (logs, show) */
+};
+
+/*
+ * Parses "http://[user:pass@]HOST:PORT" or "socks5://...": a scheme, a
+ * host (name, IPv4 literal or [IPv6]), a port that must be given, nothing
+ * after it but an optional "/". 0, -EINVAL with *why (static text), or
+ * -ENOMEM. On failure out is left empty.
+ */
+int policy_parent_parse(const char *url, struct policy_parent *out, const char **why);
+void policy_parent_free(struct policy_parent *pp);
+/* A deep copy; -ENOMEM. */
+int policy_parent_copy(struct policy_parent *dst, const struct policy_parent *src);
+
 struct policy {
 	/* filesystem: all four kinds, in file order, then implicit rules */
 	struct fs_rule *fs_rules;
@@ -105,6 +127,7 @@ struct policy {
 	size_t n_device_allow;
 	enum policy_log_format log_format;
 	bool transparent_off;	/* bpfbox.network.transparent false: no sandbox DNS, no transparent path */
+	struct policy_parent parent; /* bpfbox.network.parentProxy; scheme PARENT_NONE = dial directly */
 
 	struct ignore_rule *ignore;
 	size_t n_ignore;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * bpfbox's own options, under a top-level "bpfbox" object that srt ignores:
- * mode, environment allow-list, cgroup limits, the event log and devices.
+ * mode, environment allow-list, cgroup limits, the event log, devices and
+ * the network path (transparent switch, parent proxy).
  */
 #define POLICY_INTERNAL
 #include <errno.h>
@@ -21,6 +22,7 @@ static const struct key_spec bb_keys[] = {
 };
 static const struct key_spec network_keys[] = {
 	{ "transparent", KEY_KNOWN, NULL },
+	{ "parentProxy", KEY_KNOWN, NULL },
 	{ NULL, KEY_KNOWN, NULL },
 };
 static const struct key_spec env_keys[] = {
@@ -205,6 +207,7 @@ static void parse_log(struct pctx *c, const cJSON *log)
 
 static void parse_network(struct pctx *c, const cJSON *net)
 {
+	const cJSON *v;
 	bool on;
 
 	if (!want_object(c, net, "bpfbox.network"))
@@ -212,6 +215,17 @@ static void parse_network(struct pctx *c, const cJSON *net)
 	check_keys(c, net, "bpfbox.network", network_keys);
 	if (jget_bool(c, net, "transparent", "bpfbox.network", &on) == 1)
 		c->p->transparent_off = !on;
+	v = cJSON_GetObjectItemCaseSensitive(net, "parentProxy");
+	if (v && jelem_string(c, v, "bpfbox.network.parentProxy", true)) {
+		const char *why = "invalid";
+		int err = policy_parent_parse(v->valuestring, &c->p->parent, &why);
+
+		/* The URL is not repeated: it may hold a password. */
+		if (err == -ENOMEM)
+			pcheck(c, NULL);
+		else if (err)
+			perr(c, "bpfbox.network.parentProxy", "%s", why);
+	}
 }
 
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)

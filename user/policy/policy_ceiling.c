@@ -683,6 +683,40 @@ static void ceiling_port(struct ceiling *c, const char *path, int caller, int ad
 	free(why);
 }
 
+static bool same_str(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+/*
+ * The parent proxy is where every allowed connection leaves through, and
+ * its address is exempt from the guard: the administrator's applies as it
+ * is, and a caller naming another (or one where there is none) is cut. The
+ * cut shows the redacted URL: a password never reaches a message.
+ */
+static void ceiling_parent(struct ceiling *c)
+{
+	const struct policy_parent *a = &c->admin->parent, *u = &c->caller->parent;
+	char *v = NULL;
+
+	if (policy_parent_copy(&c->p->parent, a)) {
+		c->oom = true;
+		return;
+	}
+	if (!u->scheme)
+		return;
+	if (a->scheme == u->scheme && a->port == u->port && same_str(a->host, u->host) &&
+	    same_str(a->user, u->user) && same_str(a->pass, u->pass))
+		return;
+	v = quoted(c, u->shown, NULL);
+	if (!v)
+		return;
+	cut(c, "bpfbox.network.parentProxy", v, a->scheme ? "the administrator's policy names another "
+	    "parent proxy" : "the administrator's policy sends connections directly",
+	    a->scheme ? "the administrator's parent proxy is used" : "not granted");
+	free(v);
+}
+
 static void ceiling_network(struct ceiling *c)
 {
 	const struct policy *a = c->admin, *u = c->caller;
@@ -704,6 +738,7 @@ static void ceiling_network(struct ceiling *c)
 		     &p->socks_proxy_port);
 	/* The transparent path reaches allowed names without the proxy variables: only if both keep it. */
 	p->transparent_off = a->transparent_off || u->transparent_off;
+	ceiling_parent(c);
 }
 
 /* ---- environment ---- */

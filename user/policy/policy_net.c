@@ -28,8 +28,8 @@ static const struct key_spec net_keys[] = {
 	{ "httpProxyPort", KEY_KNOWN, NULL },
 	{ "socksProxyPort", KEY_KNOWN, NULL },
 	{ "allowMachLookup", KEY_IGNORED, "macOS XPC/Mach services do not exist on Linux" },
-	{ "parentProxy", KEY_REFUSED, "bpfbox's proxy cannot chain to an upstream "
-	  "proxy yet, so destinations would be dialled directly" },
+	{ "parentProxy", KEY_REFUSED, "srt's per-scheme upstream proxy object is not bpfbox's; "
+	  "bpfbox.network.parentProxy takes one URL for every connection (docs/policy.md)" },
 	{ "mitmProxy", KEY_REFUSED, TLS_NOTE },
 	{ "tlsTerminate", KEY_REFUSED, TLS_NOTE },
 	{ "filterRequest", KEY_REFUSED, TLS_NOTE },

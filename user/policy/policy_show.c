@@ -216,6 +216,9 @@ static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 	net = add(o, bb, "network", cJSON_CreateObject());
 	if (net)
 		add_bool(o, net, "transparent", !p->transparent_off);
+	/* The redacted form: a password never leaves the policy. */
+	if (net)
+		add_str(o, net, "parentProxy", p->parent.scheme ? p->parent.shown : NULL);
 }
 
 char *policy_to_json(const struct policy *p)

@@ -25,6 +25,11 @@ struct proxy_decision {
 	bool allow;
 	const char *rule;	/* e.g. "allowedDomains:*.github.com" or "default:deny" */
 	const char *reason;	/* reason phrase for 403, NULL = "Forbidden" */
+	/*
+	 * Transparent, no name in the first bytes: the name the address was
+	 * learned for, which a parent proxy is asked to reach. NULL: none.
+	 */
+	const char *name;
 };
 
 /*
@@ -54,6 +59,7 @@ struct proxy_event {
 	int status;		/* HTTP status or SOCKS reply code; 0 = none sent */
 	unsigned long long bytes_up, bytes_down;
 	const char *error;	/* NULL when the request completed normally */
+	const char *parent;	/* the parent proxy it went through (redacted URL); NULL: none */
 };
 
 /*
@@ -95,6 +101,25 @@ struct proxy_transparent {
 	unsigned sniff_ms;
 };
 
+/*
+ * The host's proxy every allowed connection goes through
+ * (bpfbox.network.parentProxy): decisions stay the proxy's, the parent
+ * is only asked to reach the decided name and port.
+ */
+enum proxy_parent_kind { PROXY_PARENT_HTTP = 1, PROXY_PARENT_SOCKS5 };
+
+struct proxy_parent {
+	enum proxy_parent_kind kind;
+	struct sockaddr_storage addrs[PROXY_MAX_ADDRS]; /* the parent's addresses, with its port */
+	size_t naddrs;
+	const char *authorization;	/* HTTP: "Basic ..." for Proxy-Authorization; NULL = none */
+	const char *user, *pass;	/* SOCKS5 username/password (RFC 1929); user NULL = none */
+	const char *shown;		/* the URL without credentials, for events */
+};
+
+/* "Basic base64(user:pass)" for proxy_parent.authorization; -ENOSPC. */
+int proxy_parent_basic(const char *user, const char *pass, char *out, size_t cap);
+
 struct proxy_config {
 	proxy_decide_fn decide;		/* required */
 	proxy_canon_fn canonicalise;	/* NULL: proxy_canon_default */
@@ -107,6 +132,7 @@ struct proxy_config {
 	proxy_resolve_fn resolve;	/* NULL: getaddrinfo */
 	unsigned resolver_threads;	/* default 4 */
 	const struct proxy_transparent *transparent; /* NULL: no transparent listeners */
+	const struct proxy_parent *parent; /* NULL: dial destinations directly */
 };
 
 struct proxy;

@@ -98,3 +98,21 @@ void proxy_format_addr(const struct sockaddr *sa, char *out, size_t cap)
 		snprintf(out, cap, "?");
 	}
 }
+
+/*
+ * This host's own loopback, by name or literal: the parent's loopback is
+ * another place, so an allowed "localhost" keeps meaning this host.
+ */
+bool proxy_host_is_local(const char *h)
+{
+	size_t n = strlen(h);
+	struct sockaddr_storage ss;
+
+	if (!strcmp(h, "localhost") || (n > 10 && !strcmp(h + n - 10, ".localhost")))
+		return true;
+	if (!proxy_host_literal(h, &ss))
+		return false;
+	if (ss.ss_family == AF_INET)
+		return ((const unsigned char *)&((const struct sockaddr_in *)&ss)->sin_addr)[0] == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&ss)->sin6_addr);
+}

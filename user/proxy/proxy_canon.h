@@ -9,6 +9,8 @@
 
 /* proxy_canon.c */
 bool proxy_host_literal(const char *canon, struct sockaddr_storage *ss);
+/* "localhost", "*.localhost" or a loopback literal (canonical): never sent to a parent proxy. */
+bool proxy_host_is_local(const char *canon);
 void proxy_format_addr(const struct sockaddr *sa, char *out, size_t cap);
 
 #endif

@@ -77,6 +77,7 @@ static void emit(struct proxy *p, const struct proxy_conn *c)
 		.bytes_up = c->bytes_up,
 		.bytes_down = c->bytes_down,
 		.error = c->error[0] ? c->error : NULL,
+		.parent = c->via_parent ? p->cfg.parent->shown : NULL,
 	};
 
 	if (p->cfg.on_event)

@@ -54,7 +54,9 @@ struct proxy_buf {
 enum proxy_state {
 	PS_SNIFF, PS_HTTP_HEAD, PS_SOCKS5_GREET, PS_SOCKS5_REQ, PS_SOCKS4,
 	PS_TSNIFF,			/* transparent: reading the first bytes for a name */
-	PS_RESOLVE, PS_CONNECT, PS_RELAY, PS_REPLY, PS_LINGER, PS_DEAD,
+	PS_RESOLVE, PS_CONNECT,
+	PS_PARENT,			/* the parent proxy's handshake (proxy_parent.c) */
+	PS_RELAY, PS_REPLY, PS_LINGER, PS_DEAD,
 };
 
 /* PP_TRANSPARENT: a redirected connection relayed as a byte pipe (TLS or no name). */
@@ -100,6 +102,13 @@ struct proxy_conn {
 	struct sockaddr_storage orig;
 	char orig_addr[64];
 	const char *kind;		/* "tls", "http", "tcp" */
+	/* Through the parent proxy: the handshake's next message out, the parent's answer in. */
+	bool via_parent;
+	int pstep;
+	unsigned char hs[1400];
+	size_t hs_off, hs_len;
+	unsigned char hr[2048];
+	size_t hr_len;
 };
 
 /* proxy_conn.c: what a connection may ask of its proxy. */

@@ -15,11 +15,14 @@ int proxy_dial_start(const struct sockaddr_storage *ss, unsigned port)
 	socklen_t len;
 	int fd, one = 1;
 
+	/* port 0: the address already carries its port (a parent proxy's). */
 	if (a.ss_family == AF_INET) {
-		((struct sockaddr_in *)&a)->sin_port = htons((unsigned short)port);
+		if (port)
+			((struct sockaddr_in *)&a)->sin_port = htons((unsigned short)port);
 		len = sizeof(struct sockaddr_in);
 	} else if (a.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)&a)->sin6_port = htons((unsigned short)port);
+		if (port)
+			((struct sockaddr_in6 *)&a)->sin6_port = htons((unsigned short)port);
 		len = sizeof(struct sockaddr_in6);
 	} else {
 		return -EAFNOSUPPORT;

@@ -16,6 +16,7 @@
 #include "proxy_canon.h"
 #include "proxy_conn.h"
 #include "proxy_dial.h"
+#include "proxy_parent.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
 #include "proxy_session.h"
@@ -87,11 +88,15 @@ static void reply_dial_failed(struct proxy_conn *c, int err, const char *what)
 {
 	char msg[sizeof(c->error)];
 
-	snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err < 0 ? -err : err));
+	/* err 0: what says it all (a parent proxy's refusal has no errno). */
+	if (err)
+		snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err < 0 ? -err : err));
+	else
+		snprintf(msg, sizeof(msg), "%s", what);
 	if (c->proto == PP_TRANSPARENT)
 		proxy_conn_close(c, msg); /* TLS or a raw protocol: no answer of ours makes sense */
 	else if (c->proto == PP_SOCKS5)
-		reply_socks(c, err == -ECONNREFUSED ? SOCKS5_REP_REFUSED :
+		reply_socks(c, !err ? SOCKS5_REP_FAIL : err == -ECONNREFUSED ? SOCKS5_REP_REFUSED :
 			       err == -ENETUNREACH ? SOCKS5_REP_NETUNREACH :
 			       SOCKS5_REP_HOSTUNREACH, msg, true);
 	else if (c->proto == PP_SOCKS4)
@@ -146,17 +151,37 @@ static bool is_self(const struct proxy_conn *c, const struct sockaddr_storage *s
 	return !memcmp(a, &self->sin_addr, 4) || !memcmp(a, "\0\0\0\0", 4);
 }
 
+void proxy_session_upstream_failed(struct proxy_conn *c, int err, const char *msg)
+{
+	reply_dial_failed(c, err, msg);
+}
+
+bool proxy_session_use_parent(struct proxy_conn *c)
+{
+	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
+
+	if (!pp || proxy_host_is_local(c->host))
+		return false;
+	/* The parent's address is the policy's own choice: dialled as given, not guarded. */
+	memcpy(c->addrs, pp->addrs, pp->naddrs * sizeof(pp->addrs[0]));
+	c->naddrs = pp->naddrs;
+	c->next_addr = 0;
+	c->via_parent = true;
+	return true;
+}
+
 static void start_dial(struct proxy_conn *c)
 {
 	while (c->next_addr < c->naddrs) {
 		const struct sockaddr_storage *ss = &c->addrs[c->next_addr];
 		int fd;
 
-		if (is_self(c, ss)) {
+		if (!c->via_parent && is_self(c, ss)) {
 			reply_guard(c, "destination is the proxy itself");
 			return;
 		}
-		fd = proxy_dial_start(ss, c->port);
+		/* A parent's address carries its own port. */
+		fd = proxy_dial_start(ss, c->via_parent ? 0 : c->port);
 		if (fd < 0) {
 			c->dial_err = fd;
 			c->next_addr++;
@@ -173,7 +198,8 @@ static void start_dial(struct proxy_conn *c)
 		c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
 		return;
 	}
-	reply_dial_failed(c, c->dial_err ? c->dial_err : -EHOSTUNREACH, "connect");
+	reply_dial_failed(c, c->dial_err ? c->dial_err : -EHOSTUNREACH,
+			  c->via_parent ? "connect to the parent proxy" : "connect");
 }
 
 void proxy_session_dial(struct proxy_conn *c)
@@ -186,6 +212,11 @@ static void begin_connect(struct proxy_conn *c)
 	struct sockaddr_storage ss;
 	struct proxy_rjob *job;
 
+	/* Through a parent the name is not resolved here: the parent reaches it by name. */
+	if (proxy_session_use_parent(c)) {
+		start_dial(c);
+		return;
+	}
 	/* A literal was decided as a literal: dial it, no resolution, no guard. */
 	if (proxy_host_literal(c->host, &ss)) {
 		c->addrs[0] = ss;
@@ -256,6 +287,19 @@ static void handle_connect(struct proxy_conn *c, const struct proxy_request *req
 		begin_connect(c);
 }
 
+ssize_t proxy_session_parent_head(struct proxy_conn *c, ssize_t n)
+{
+	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
+
+	if (!pp || pp->kind != PROXY_PARENT_HTTP)
+		return n;
+	n = proxy_parent_absolute(c->up.data, (size_t)n, c->up.cap, c->host, c->port, pp->authorization);
+	if (n < 0)
+		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
+				 "Request Header Fields Too Large", "rebuilt request too large");
+	return n;
+}
+
 static void handle_forward(struct proxy_conn *c, const struct proxy_request *req, size_t head)
 {
 	struct proxy_url url;
@@ -288,6 +332,9 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 				 "Request Header Fields Too Large", "rebuilt request too large");
 		return;
 	}
+	n = proxy_session_parent_head(c, n);
+	if (n < 0)
+		return;
 	c->up.off = 0;
 	c->up.len = (size_t)n;
 	c->body = body;
@@ -479,9 +526,22 @@ static bool connect_step(struct proxy_conn *c)
 		start_dial(c);
 		return true;
 	}
+	if (c->via_parent && !proxy_parent_begin(c))
+		return true;
+	proxy_session_established(c, NULL, 0);
+	return true;
+}
+
+void proxy_session_established(struct proxy_conn *c, const void *early, size_t n)
+{
 	if (proxy_relay_begin(c)) {
 		proxy_conn_close(c, "out of memory");
-		return false;
+		return;
+	}
+	/* down is empty here and as large as the parent's answer buffer. */
+	if (n && n <= c->down.cap) {
+		memcpy(c->down.data, early, n);
+		c->down.len = n;
 	}
 	c->st = PS_RELAY;
 	c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
@@ -492,7 +552,6 @@ static bool connect_step(struct proxy_conn *c)
 	} else if (is_socks(c)) {
 		reply_socks(c, SOCKS5_REP_OK, NULL, false);
 	}
-	return true;
 }
 
 static bool reply_step(struct proxy_conn *c)
@@ -525,6 +584,8 @@ bool proxy_session_step(struct proxy_conn *c)
 		return negotiation_step(c);
 	case PS_CONNECT:
 		return connect_step(c);
+	case PS_PARENT:
+		return proxy_parent_step(c);
 	case PS_RELAY:
 		return proxy_relay_step(c);
 	case PS_REPLY:
@@ -543,7 +604,10 @@ void proxy_session_timeout(struct proxy_conn *c)
 		reply_dial_failed(c, -ETIMEDOUT, "resolve");
 		break;
 	case PS_CONNECT:
-		reply_dial_failed(c, -ETIMEDOUT, "connect");
+		reply_dial_failed(c, -ETIMEDOUT, c->via_parent ? "connect to the parent proxy" : "connect");
+		break;
+	case PS_PARENT:
+		reply_dial_failed(c, -ETIMEDOUT, "parent proxy handshake");
 		break;
 	case PS_RELAY:
 		if (c->proto == PP_HTTP && !c->resp_sent) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proxy_canon.h"
 #include "proxy_conn.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
@@ -84,6 +85,16 @@ static bool decide(struct proxy_conn *c, const char *name, bool http)
 		refuse(c, http, false, "denied by policy");
 		return false;
 	}
+	/*
+	 * Through a parent the original address is not dialled (with a parent
+	 * the sandbox's DNS answers with synthesized addresses, which lead
+	 * nowhere): the parent is asked for the name it was learned for.
+	 */
+	if (cfg->parent && !proxy_host_is_local(name ? name : d.name ? d.name : c->host)) {
+		if (!name && d.name)
+			snprintf(c->host, sizeof(c->host), "%s", d.name);
+		return true;
+	}
 	if (addr_guard_refuses_name(proxy_guard(c->p), name ? name : "", (const struct sockaddr *)&c->orig, &why)) {
 		snprintf(msg, sizeof(msg), "address %s port %u refused: %s", c->orig_addr, c->port, why ? why : "refused");
 		refuse(c, http, true, msg);
@@ -94,6 +105,10 @@ static bool decide(struct proxy_conn *c, const char *name, bool http)
 
 static void dial(struct proxy_conn *c)
 {
+	if (proxy_session_use_parent(c)) {
+		proxy_session_dial(c);
+		return;
+	}
 	c->addrs[0] = c->orig;
 	c->naddrs = 1;
 	c->next_addr = 0;
@@ -172,6 +187,9 @@ static void http_head(struct proxy_conn *c, size_t head)
 				 "rebuilt request too large");
 		goto out;
 	}
+	n = proxy_session_parent_head(c, n);
+	if (n < 0)
+		goto out;
 	c->up.off = 0;
 	c->up.len = (size_t)n;
 	c->body = body;

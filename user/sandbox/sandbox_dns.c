@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Wiring the sandbox's DNS resolver to the policy (names) and the log (one event per query). */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,40 @@ static void on_answer(void *ctx, const char *name, const struct dns_addr *addrs,
 
 	for (size_t i = 0; i < n; i++)
 		sandbox_learned_add(sd->learned, name, addrs[i].family, addrs[i].addr, (long)addrs[i].ttl);
+}
+
+/*
+ * With a parent proxy: an allowed name gets its synthesized address (A, or
+ * AAAA) and nothing is asked upstream; other types get no record.
+ */
+static int synthesize(void *ctx, const char *name, unsigned qtype, struct dns_addr *out, size_t max)
+{
+	struct sandbox_dns *sd = ctx;
+	int family = qtype == DNS_TYPE_A ? AF_INET : qtype == DNS_TYPE_AAAA ? AF_INET6 : 0;
+	int err;
+
+	size_t n = strlen(name);
+
+	if (!family || !max)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	/* RFC 6761: localhost is this host's loopback, never the parent's. */
+	if (!strcmp(name, "localhost") || (n > 10 && !strcmp(name + n - 10, ".localhost"))) {
+		out->family = family;
+		if (family == AF_INET)
+			memcpy(out->addr, "\x7f\0\0\x01", 4);
+		else
+			out->addr[15] = 1;
+		out->ttl = 60;
+		return 1;
+	}
+	err = sandbox_learned_synthesize(sd->learned, name, family, out->addr);
+	if (err)
+		return err;
+	out->family = family;
+	/* Short: a client that caches it longer still finds it, it is learned for the sandbox's life. */
+	out->ttl = 60;
+	return 1;
 }
 
 /* ECS dns.question.type: the mnemonic of common types, TYPEnnn (RFC 3597) for the rest. */
@@ -72,6 +107,8 @@ static void on_event(void *ctx, const struct dns_query_event *de)
 		log_event_set_str(ev, "event.reason", de->reason);
 	if (de->allowed)
 		log_event_set_int(ev, "bpfbox.dns.addresses", (long long)de->n_addrs);
+	if (de->synthesized)
+		log_event_set_bool(ev, "bpfbox.dns.synthesized", true);
 	if (de->error)
 		log_event_set_str(ev, "error.message", de->error);
 	log_event_message(ev, "%s DNS query for %s (%s): %s%s%s", refused ? "denied" : "answered",
@@ -95,6 +132,9 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	cfg.decide = decide;
 	if (learned)
 		cfg.on_answer = on_answer;
+	/* The parent resolves the names it is asked for: upstream is never asked (docs/network.md). */
+	if (learned && p->parent.scheme)
+		cfg.synthesize = synthesize;
 	cfg.on_event = on_event;
 	cfg.ctx = sd;
 	err = dns_server_start(&cfg, &sd->server, &sd->port4, &sd->port6);

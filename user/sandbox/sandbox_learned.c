@@ -229,7 +229,7 @@ bool sandbox_learned_has(struct sandbox_learned *l, const char *name, const stru
 }
 
 bool sandbox_learned_allowed_name(struct sandbox_learned *l, const struct sockaddr *sa, unsigned port,
-				  const char **rule)
+				  const char **rule, char *name, size_t name_len)
 {
 	unsigned long long now = mono_ms();
 	uint8_t addr[16];
@@ -244,9 +244,75 @@ bool sandbox_learned_allowed_name(struct sandbox_learned *l, const struct sockad
 
 		if (e->family == family && !memcmp(e->addr, addr, 16) && live(e, now))
 			found = policy_decide_host(l->policy, e->name, port, rule, NULL) == NET_ALLOW;
+		if (found && name)
+			snprintf(name, name_len, "%s", e->name);
 	}
 	pthread_mutex_unlock(&l->lock);
 	return found;
+}
+
+#define SYNTH4_SIZE (1u << 17)	/* 198.18.0.0/15 */
+#define SYNTH6_SIZE (1u << 31)	/* within 2001:2::/48; the table fills first */
+
+bool sandbox_learned_is_synthetic(int family, const uint8_t a[16])
+{
+	if (family == AF_INET)
+		return a[0] == 198 && (a[1] & 0xfe) == 18;
+	return a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 2 && a[4] == 0 && a[5] == 0;
+}
+
+static void synth_addr(int family, uint32_t i, uint8_t a[16])
+{
+	memset(a, 0, 16);
+	if (family == AF_INET) {
+		uint32_t v = (198u << 24 | 18u << 16) + i;
+
+		a[0] = (uint8_t)(v >> 24);
+		a[1] = (uint8_t)(v >> 16);
+		a[2] = (uint8_t)(v >> 8);
+		a[3] = (uint8_t)v;
+		return;
+	}
+	a[0] = 0x20;
+	a[1] = 0x01;
+	a[3] = 2;
+	a[12] = (uint8_t)(i >> 24);
+	a[13] = (uint8_t)(i >> 16);
+	a[14] = (uint8_t)(i >> 8);
+	a[15] = (uint8_t)i;
+}
+
+int sandbox_learned_synthesize(struct sandbox_learned *l, const char *name, int family, uint8_t addr[16])
+{
+	uint32_t *next = family == AF_INET ? &l->next_synth4 : &l->next_synth6;
+	uint32_t size = family == AF_INET ? SYNTH4_SIZE : SYNTH6_SIZE;
+	bool found = false;
+
+	if (strlen(name) >= sizeof(l->v[0].name))
+		return -EINVAL;
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < l->n && !found; i++) {
+		const struct learned_entry *e = &l->v[i];
+
+		if (e->family == family && sandbox_learned_is_synthetic(family, e->addr) && !strcmp(e->name, name)) {
+			memcpy(addr, e->addr, 16);
+			found = true;
+		}
+	}
+	if (found) {
+		pthread_mutex_unlock(&l->lock);
+		return 0;
+	}
+	/* .0 and the last address of the range stay unused, as a network's would. */
+	if (l->n >= LEARNED_MAX || *next + 2 >= size) {
+		pthread_mutex_unlock(&l->lock);
+		return -ENOSPC;
+	}
+	synth_addr(family, ++*next, addr);
+	pthread_mutex_unlock(&l->lock);
+	/* For the sandbox's life: the address is this name's and no other's. */
+	sandbox_learned_add(l, name, family, addr, -1);
+	return 0;
 }
 
 int sandbox_learned_orig_dst(struct sandbox_learned *l, const struct sockaddr_storage *client,

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -40,6 +41,7 @@ struct sandbox_learned {
 	const struct policy *policy;
 	int map_fd, tconn_fd;
 	uint64_t sandbox;
+	uint32_t next_synth4, next_synth6; /* addresses handed out so far in each range */
 };
 
 int sandbox_learned_init(struct sandbox_learned *l, const struct policy *p, const struct bpf_state *st,
@@ -57,7 +59,17 @@ bool sandbox_learned_has(struct sandbox_learned *l, const char *name, const stru
  * allowedDomains entry (it lives as long as the policy). False when none.
  */
 bool sandbox_learned_allowed_name(struct sandbox_learned *l, const struct sockaddr *addr, unsigned port,
-				  const char **rule);
+				  const char **rule, char *name, size_t name_len);
+/*
+ * With a parent proxy the sandbox's DNS asks nothing upstream: an allowed
+ * name gets an address of its own from a reserved range (198.18.0.0/15,
+ * benchmarking, RFC 2544; 2001:2::/48 for IPv6, RFC 5180), learned for that
+ * name alone, so a connection to it is attributed to the name. The same name
+ * keeps its address. 0, or -ENOSPC when the table or the range is full.
+ */
+int sandbox_learned_synthesize(struct sandbox_learned *l, const char *name, int family, uint8_t addr[16]);
+/* Is addr in the synthesized ranges? */
+bool sandbox_learned_is_synthetic(int family, const uint8_t addr[16]);
 /* The original destination of a connection the proxy accepted on a transparent listener (taken once). */
 int sandbox_learned_orig_dst(struct sandbox_learned *l, const struct sockaddr_storage *client,
 			     unsigned short listener, struct sockaddr_storage *orig);

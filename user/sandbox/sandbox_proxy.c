@@ -2,6 +2,8 @@
 /* Wiring the proxy to the policy (decisions) and the log (one event per decision). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <string.h>
 
@@ -71,8 +73,10 @@ static void decide_transparent(void *ctx, const char *name, const struct sockadd
 	out->allow = false;
 	out->reason = NULL;
 	if (!name) {
-		out->allow = sandbox_learned_allowed_name(sp->learned, sa, port, &rule);
+		out->allow = sandbox_learned_allowed_name(sp->learned, sa, port, &rule, sp->tname, sizeof(sp->tname));
 		out->rule = out->allow ? rule : "transparent:no-name";
+		/* With a parent proxy, the name the address stands for is what the parent is asked for. */
+		out->name = out->allow ? sp->tname : NULL;
 		if (!out->allow)
 			out->reason = "no name, and the address was not learned for a name allowed on this port";
 		return;
@@ -131,6 +135,8 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	log_event_set_int(ev, "destination.bytes", (long long)pe->bytes_down);
 	if (pe->error)
 		log_event_set_str(ev, "error.message", pe->error);
+	if (pe->parent)
+		log_event_set_str(ev, "bpfbox.proxy.parent", pe->parent);
 	if (pe->transparent)
 		log_event_message(ev, "%s %s %s:%u at %s, redirected to the proxy (%s)%s%s",
 				  refused ? "denied" : "allowed", pe->method ? pe->method : pe->transparent,
@@ -144,6 +150,51 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	if (refused)
 		log_event_violation(ev);
 	log_emit(sp->log, ev);
+}
+
+/*
+ * The parent's addresses are resolved once, here, with the host's resolver
+ * (it is the host's proxy, named by the policy): a name that does not
+ * resolve fails the run before the command starts.
+ */
+static int parent_setup(struct sandbox_proxy *sp, const struct policy_parent *pp, struct errmsg *em)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG }, *res = NULL;
+	struct proxy_parent *out = &sp->parent;
+	char port[8];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = pp->scheme == PARENT_HTTP ? PROXY_PARENT_HTTP : PROXY_PARENT_SOCKS5;
+	out->shown = pp->shown;
+	snprintf(port, sizeof(port), "%u", pp->port);
+	rc = getaddrinfo(pp->host, port, &hints, &res);
+	if (rc == EAI_ADDRFAMILY || rc == EAI_NONAME || rc == EAI_NODATA) {
+		/* AI_ADDRCONFIG hides loopback-only answers on a host with no other address. */
+		hints.ai_flags = 0;
+		rc = getaddrinfo(pp->host, port, &hints, &res);
+	}
+	if (rc)
+		return errmsg_set(em, -EHOSTUNREACH, "bpfbox.network.parentProxy: cannot resolve %s: %s", pp->host,
+				  gai_strerror(rc));
+	for (struct addrinfo *ai = res; ai && out->naddrs < PROXY_MAX_ADDRS; ai = ai->ai_next) {
+		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) || ai->ai_addrlen > sizeof(out->addrs[0]))
+			continue;
+		memcpy(&out->addrs[out->naddrs++], ai->ai_addr, ai->ai_addrlen);
+	}
+	freeaddrinfo(res);
+	if (!out->naddrs)
+		return errmsg_set(em, -EHOSTUNREACH, "bpfbox.network.parentProxy: %s has no IPv4 or IPv6 address",
+				  pp->host);
+	if (pp->user && out->kind == PROXY_PARENT_HTTP) {
+		if (proxy_parent_basic(pp->user, pp->pass, sp->authorization, sizeof(sp->authorization)))
+			return errmsg_set(em, -EINVAL, "bpfbox.network.parentProxy: credentials too long");
+		out->authorization = sp->authorization;
+	} else if (pp->user) {
+		out->user = pp->user;
+		out->pass = pp->pass ? pp->pass : "";
+	}
+	return 0;
 }
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em)
@@ -175,6 +226,14 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	cfg.on_event = on_event;
 	cfg.ctx = sp;
 	cfg.guard = &sp->guard;
+	if (p->parent.scheme) {
+		err = parent_setup(sp, &p->parent, em);
+		if (err) {
+			addr_guard_free(&sp->guard);
+			return err;
+		}
+		cfg.parent = &sp->parent;
+	}
 	if (learned) {
 		sp->learned = learned;
 		sp->transparent.orig_dst = orig_dst;
@@ -197,4 +256,5 @@ void sandbox_proxy_stop(struct sandbox_proxy *sp)
 		proxy_stop(sp->proxy);
 	sp->proxy = NULL;
 	addr_guard_free(&sp->guard);
+	explicit_bzero(sp->authorization, sizeof(sp->authorization));
 }

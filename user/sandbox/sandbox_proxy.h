@@ -20,6 +20,10 @@ struct sandbox_proxy {
 	struct sandbox_learned *learned;
 	struct proxy_transparent transparent;
 	unsigned short tport4, tport6;
+	char tname[256];	/* the name decide_transparent last found for an address (proxy thread) */
+	/* bpfbox.network.parentProxy: its addresses and the Proxy-Authorization value */
+	struct proxy_parent parent;
+	char authorization[720];
 };
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em);

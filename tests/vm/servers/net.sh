@@ -5,6 +5,12 @@
 #   net_hosts NAME... IP    /etc/hosts lines (the guest's root is an overlay)
 #   net_serve NS MODE ARGS  starts tests/vm/servers/serve.py (in netns NS, or
 #                           "-" for the guest itself) and waits until it listens
+#   net_dnsmasq LOG RECORD...  dnsmasq on 10.200.0.2:53 in bbremote logging every
+#                           query to LOG (--host-record=NAME,ADDR... or --cname=...)
+#   net_resolver_is IP      /etc/resolv.conf names only IP, /etc/hosts only
+#                           localhost (both restored at exit; /etc/hosts is learned
+#                           at launch, earlier tests leave names behind)
+#   net_upstream_asked LOG NAME  dnsmasq's LOG shows a query for NAME
 # Everything started is stopped and removed when the test file exits.
 
 NET_SERVERS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,6 +22,8 @@ net_cleanup() {
 	for p in "${NET_PIDS[@]}"; do
 		kill "$p" 2>/dev/null
 	done
+	[ -f "$T_TMP/resolv.conf.saved" ] && cp "$T_TMP/resolv.conf.saved" /etc/resolv.conf
+	[ -f "$T_TMP/hosts.saved" ] && cp "$T_TMP/hosts.saved" /etc/hosts
 	ip netns del bbremote 2>/dev/null
 	ip link del bbveth0 2>/dev/null
 	return 0
@@ -52,6 +60,31 @@ net_serve() {
 	NET_PIDS+=($!)
 	# The first line is "ready" once the socket listens.
 	timeout 60 head -n 1 "$fifo" | grep -q ready
+}
+
+net_dnsmasq() {
+	local log=$1
+	shift
+	ip netns exec bbremote dnsmasq --conf-file=/dev/null --pid-file= --keep-in-foreground --no-resolv --no-hosts \
+		--bind-interfaces --listen-address="$NET_REMOTE" --user=root --log-queries --log-facility="$log" \
+		"$@" 2>>"$T_TMP/servers.log" &
+	NET_PIDS+=($!)
+	for _ in $(seq 100); do
+		python3 "$NET_SERVERS/client.py" resolve udp "$NET_REMOTE" 53 dnsmasq.probe >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+net_resolver_is() {
+	cp /etc/resolv.conf "$T_TMP/resolv.conf.saved" 2>/dev/null || : >"$T_TMP/resolv.conf.saved"
+	cp /etc/hosts "$T_TMP/hosts.saved"
+	echo "nameserver $1" >/etc/resolv.conf
+	printf '127.0.0.1 localhost\n::1 localhost\n' >/etc/hosts
+}
+
+net_upstream_asked() {
+	grep -q "query\[[A-Z]*\] $2 from" "$1"
 }
 
 # assert_event NAME JQ_CONDITION: some event of $LOG satisfies the condition
