@@ -6,17 +6,22 @@
 # the guest's /etc/hosts). The server's first answer calls the CLI's own shell tool once per
 # step; it records each tool result as the model received it.
 #
-# Each CLI runs twice: under `bpfbox exec` with policy-examples/<cli>.json, where the
-# allowed steps succeed, each refused step fails inside the tool result, is one JSON event
+# Each CLI runs under `bpfbox exec` with policy-examples/<cli>.json, where the allowed
+# steps succeed, each refused step fails inside the tool result, is one JSON event
 # attributed to the child that tried it, and the model traffic went through the proxy;
 # and unconfined, where the refused steps must succeed (or the check proves nothing).
+# The unconfined control runs once per CLI across the two kernels (BPFBOX_AGENTS_UNCONFINED:
+# by default OpenCode's on 6.1, Claude Code's and Codex's on 6.12; "all" or a list).
 # docs/agents.md describes each harness and this run.
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/vm/servers/net.sh
 . "$T_ROOT/tests/vm/servers/net.sh"
 
-AGENTS=${BPFBOX_AGENTS:-$T_ROOT/build/agents}
+SRC_AGENTS=${BPFBOX_AGENTS:-$T_ROOT/build/agents}
+# The CLIs run from a copy in guest RAM: their binaries (185 to 400 MB each) would page in
+# over 9p by small reads at every first touch; one sequential copy per boot is faster.
+AGENTS=/run/bpfbox-agents
 FAKE=$T_ROOT/tests/vm/agents/fake_model.py
 PROMPT="Run the steps of the build."
 # One session's limit: a CLI that cannot reach its model retries for minutes.
@@ -30,15 +35,40 @@ cleanup() {
 	[ -n "$VICTIM_BOX" ] && kill "$VICTIM_BOX" 2>/dev/null && wait "$VICTIM_BOX" 2>/dev/null
 	[ -n "$scope" ] && echo "$scope" >/proc/sys/kernel/yama/ptrace_scope
 	net_cleanup
+	mountpoint -q "$AGENTS" && umount "$AGENTS"
 }
 trap 'rc=$?; cleanup; (exit $rc); t_summary' EXIT
 
-for a in claude-code codex opencode; do
-	if [ ! -f "$AGENTS/$a/.installed" ]; then
-		t_fail "the $a CLI is installed in $AGENTS" "run 'make agents' (tools/agents/install.sh) first"
+ONLY=${BPFBOX_AGENTS_ONLY:-claude-code codex opencode}
+for a in $ONLY; do
+	if [ ! -f "$SRC_AGENTS/$a/.installed" ]; then
+		t_fail "the $a CLI is installed in $SRC_AGENTS" "run 'make agents' (tools/agents/install.sh) first"
 		exit 1
 	fi
 done
+case ${BPFBOX_AGENTS_UNCONFINED-default} in
+default)
+	case $(uname -r) in
+	6.1.*) UNCONFINED="opencode" ;;
+	*) UNCONFINED="claude-code codex" ;;
+	esac
+	;;
+all) UNCONFINED="claude-code codex opencode" ;;
+*) UNCONFINED=$BPFBOX_AGENTS_UNCONFINED ;;
+esac
+
+# The copy in RAM (its own tmpfs, unmounted at the end so later tests get the memory back),
+# less OpenCode's second (baseline) build, which nothing runs.
+stage_agents() {
+	local t0=$SECONDS a
+	mkdir -p "$AGENTS" && mount -t tmpfs -o mode=0755,size=1400m bbagents "$AGENTS" || return 1
+	for a in $ONLY; do
+		tar -C "$SRC_AGENTS" --exclude=opencode-linux-x64-baseline -cf - "$a" | tar -C "$AGENTS" -xf - || return 1
+	done
+	echo "# the CLIs copied into RAM in $((SECONDS - t0)) s"
+}
+assert_succeeds "the CLIs are copied into guest RAM" stage_agents || exit 1
+cat "$T_OUT"
 CLAUDE=$AGENTS/claude-code/node_modules/@anthropic-ai/claude-code/bin/claude.exe
 CODEX=$AGENTS/codex/node_modules/@openai/codex/bin/codex.js
 OPENCODE=$AGENTS/opencode/node_modules/opencode-ai/bin/opencode.exe
@@ -303,9 +333,12 @@ run_unconfined() {
 	assert_succeeds "$AG: the hook is installed" test -e "$PROJ/.git/hooks/pre-commit"
 }
 
-for agent in ${BPFBOX_AGENTS_ONLY:-claude-code codex opencode}; do
+for agent in $ONLY; do
 	run_confined "$agent"
-	run_unconfined "$agent"
+	case " $UNCONFINED " in
+	*" $agent "*) run_unconfined "$agent" ;;
+	*) echo "# $agent: the unconfined control runs on the other kernel" ;;
+	esac
 	for f in "$T_TMP/$agent"-*/record/requests.ndjson; do
 		echo "# $agent: requests seen by the model server ($(basename "$(dirname "$(dirname "$f")")")):"
 		jq -c '[.method, .path, .host, .api, .shell_tool, .answer, .unparsed]' "$f" | sed 's/^/#   /'
