@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev zlib1g-dev
       libcmocka-dev libclang-rt-14-dev pkg-config jq curl git python3 qemu-system-x86 qemu-utils
       busybox-static cpio kmod bsdextrautils rsyslog wget openssl iproute2 tinyproxy
-      keyutils sudo dnsmasq-base)
+      keyutils sudo dnsmasq-base npm)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
