@@ -4,11 +4,13 @@ set -euo pipefail
 pkgs=(make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev zlib1g-dev
       libcmocka-dev libclang-rt-14-dev pkg-config jq curl git python3 qemu-system-x86 qemu-utils
       busybox-static cpio kmod bsdextrautils rsyslog wget openssl iproute2 tinyproxy
-      keyutils sudo dnsmasq-base npm)
+      keyutils sudo dnsmasq-base)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
+# npm installs the agent CLIs (make agents); a Node.js from elsewhere may bring its own.
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
