@@ -67,8 +67,12 @@ stage_agents() {
 	done
 	echo "# the CLIs copied into RAM in $((SECONDS - t0)) s"
 }
-assert_succeeds "the CLIs are copied into guest RAM" stage_agents || exit 1
-cat "$T_OUT"
+if [ "${BPFBOX_AGENTS_RAM:-1}" = 1 ]; then
+	assert_succeeds "the CLIs are copied into guest RAM" stage_agents || exit 1
+	cat "$T_OUT"
+else
+	AGENTS=$SRC_AGENTS
+fi
 CLAUDE=$AGENTS/claude-code/node_modules/@anthropic-ai/claude-code/bin/claude.exe
 CODEX=$AGENTS/codex/node_modules/@openai/codex/bin/codex.js
 OPENCODE=$AGENTS/opencode/node_modules/opencode-ai/bin/opencode.exe
@@ -287,7 +291,18 @@ run_confined() {
 	else
 		t_skip "$AG: the denied domain's event names the process" "proxy events carry no process.* yet"
 	fi
-	assert_refusal_event "the direct connection" '.event.action == "connect" and .destination.ip == "10.200.0.2" and .destination.port == 80' curl
+	# A direct connection to an address the sandbox never learned is refused in the kernel
+	# (an event by curl); 10.200.0.2 is the allowed API's address in /etc/hosts, so the
+	# transparent path (on by default) redirects it to the proxy, which refuses a Host
+	# that names no allowed domain: one proxy-transparent event.
+	n=$(events '.event.action == "connect" and .destination.ip == "10.200.0.2" and .destination.port == 80 and .process.name == "curl"')
+	k=$(events '.event.action == "proxy-transparent" and .destination.ip == "10.200.0.2" and .event.outcome == "failure"')
+	if [ "$((n + k))" = 1 ]; then
+		t_ok "$AG: the direct connection is one event ($([ "$n" = 1 ] && echo "connect, by curl" || echo "proxy-transparent"))"
+	else
+		t_fail "$AG: the direct connection is one event" "kernel connect events by curl: $n, proxy-transparent refusals: $k" \
+			"$(jq -c 'select(.destination.ip == "10.200.0.2")' "$LOG" 2>/dev/null | head -n 5)"
+	fi
 	assert_refusal_event "another process's environment" ".event.action == \"ptrace\" and .process.pid != $VICTIM" cat
 
 	# Model traffic: through the proxy, allowed by the policy's API domain, and only that.
@@ -301,7 +316,8 @@ run_confined() {
 		"$AG: the CLI itself never dialled the model directly"
 	# Every other refusal, for docs/agents.md: what the harness tried beyond the steps.
 	jq -c 'select(.event.type != null and (.event.type | index("denied")) and
-		(.event.action != "ptrace") and (.process.name // "" | test("^(cat|tee|cp|curl)$") | not)) |
+		(.event.action != "ptrace") and (.process.name // "" | test("^(cat|tee|cp|curl)$") | not) and
+		(.destination.domain != "exfil.test") and (.event.action != "proxy-transparent" or .destination.ip != "10.200.0.2")) |
 		[.event.action, .process.name, (.file.path // .destination.domain // .destination.ip), .rule.name]' \
 		"$LOG" 2>/dev/null | sort | uniq -c | sed "s/^/# $AG other refusal: /"
 
