@@ -104,11 +104,10 @@ unit-test: $(UNIT_BINS)
 
 # Both kernels at once: a TCG guest keeps about one core busy, so two guests on the 2-core
 # machine take little longer than one. Each kernel's log is printed whole when both end.
-# 4 GiB: test_80_agents copies the agent CLIs (about 1 GB) into guest RAM.
 vm-test: $(BUILD)/bpfbox agents
 	@set -u; pids=(); for k in $(KERNELS); do \
 		echo "== VM tests on Debian kernel $$k (log: $(BUILD)/vm-test-$$k.log)"; \
-		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-1800} tools/vm/run.sh --kernel $$k --mem 4G --timeout 4800 \
+		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-1800} tools/vm/run.sh --kernel $$k --timeout 4800 \
 			-- tests/vm/run-all.sh >$(BUILD)/vm-test-$$k.log 2>&1 & pids+=($$!); \
 	done; \
 	rc=0; i=0; for k in $(KERNELS); do \
@@ -129,7 +128,7 @@ agents-test: $(BUILD)/bpfbox agents
 		echo "== agent sessions on Debian kernel $$k"; \
 		BPFBOX_TEST_FILTER=test_80_agents BPFBOX_AGENTS_UNCONFINED=$${BPFBOX_AGENTS_UNCONFINED:-all} \
 		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-1800} \
-			tools/vm/run.sh --kernel $$k --mem 4G --timeout 4800 -- tests/vm/run-all.sh; \
+			tools/vm/run.sh --kernel $$k --timeout 4800 -- tests/vm/run-all.sh; \
 	done
 
 test: deps
