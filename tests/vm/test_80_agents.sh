@@ -26,8 +26,9 @@ SRC_AGENTS=${BPFBOX_AGENTS:-$T_ROOT/build/agents}
 AGENTS=/run/bpfbox-agents
 FAKE=$T_ROOT/tests/vm/agents/fake_model.py
 PROMPT="Run the steps of the build."
-# One session's limit: a CLI that cannot reach its model retries for minutes.
-AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-420}
+# One session's limit: a CLI that cannot reach its model retries for minutes; OpenCode needs
+# about 5 to 8 minutes of guest CPU for one session (docs/agents.md).
+AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-900}
 MODEL_PID=""
 VICTIM_BOX=""
 scope=""
