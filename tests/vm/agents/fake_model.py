@@ -13,7 +13,8 @@ STEPS.json is a list of {"name": N, "command": SHELL}. A request whose tools inc
 CLI's shell tool and which carries no result of ours yet is answered with one tool call per
 step, all in that turn, to that shell tool (named and shaped as the request describes it).
 Once the results come back, each is written to RECORD_DIR/<name>.out and the answer is a
-plain text "done", which ends the conversation. Requests without a shell tool (titles,
+plain text "done", which ends the conversation. A result saying the command is still
+running (Codex's exec_command, after 30 s) is polled with write_stdin first. Requests without a shell tool (titles,
 summaries, quota checks) get a short text answer. Each request is logged, one JSON line, to
 RECORD_DIR/requests.ndjson. Prints "ready" once listening.
 """
