@@ -93,7 +93,7 @@ cat >"$T_TMP/victim.json" <<'JSON'
 { "network": { "allowedDomains": [], "deniedDomains": [] },
   "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
 JSON
-BBX_VICTIM_SECRET=victim-secret-42 "$BPFBOX" exec --policy "$T_TMP/victim.json" -- sleep 900 >"$T_TMP/victim.log" 2>&1 &
+BBX_VICTIM_SECRET=victim-secret-42 "$BPFBOX" exec --policy "$T_TMP/victim.json" -- sleep 7200 >"$T_TMP/victim.log" 2>&1 &
 VICTIM_BOX=$!
 VICTIM=""
 for _ in $(seq 1 200); do
