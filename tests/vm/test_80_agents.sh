@@ -27,7 +27,7 @@ AGENTS=/run/bpfbox-agents
 FAKE=$T_ROOT/tests/vm/agents/fake_model.py
 PROMPT="Run the steps of the build."
 # One session's limit: a CLI that cannot reach its model retries for minutes; OpenCode needs
-# about 5 to 8 minutes of guest CPU for one session (docs/agents.md).
+# about 250 s of guest CPU for one session (docs/agents.md), more in wall time on a busy host.
 AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-900}
 MODEL_PID=""
 VICTIM_BOX=""
