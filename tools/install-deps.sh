@@ -10,6 +10,8 @@ missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
+# npm installs the agent CLIs (make agents); a Node.js from elsewhere may bring its own.
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive

@@ -5,8 +5,7 @@
 # ends with exactly "N passed, N failed".
 #   BPFBOX_TEST_FILTER   globs on the file name, space or comma separated
 #                        (e.g. "test_00*" or "*harness*,test_1?_*"); default all
-#   BPFBOX_TEST_EXCLUDE  globs of files left out (default "test_80_agents": the
-#                        real agents run by `make agents-test`, not `make test`)
+#   BPFBOX_TEST_EXCLUDE  globs of files left out (default none)
 #   BPFBOX_TEST_TIMEOUT  seconds per file (default 300)
 # Exit 0 only if nothing failed and at least one assertion ran.
 set -euo pipefail
@@ -15,7 +14,7 @@ dir=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$dir/../.." && pwd)
 filters=${BPFBOX_TEST_FILTER:-*}
 IFS=', ' read -ra patterns <<<"$filters"
-IFS=', ' read -ra excluded <<<"${BPFBOX_TEST_EXCLUDE-test_80_agents}"
+IFS=', ' read -ra excluded <<<"${BPFBOX_TEST_EXCLUDE-}"
 limit=${BPFBOX_TEST_TIMEOUT:-300}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

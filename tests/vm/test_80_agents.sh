@@ -6,21 +6,29 @@
 # the guest's /etc/hosts). The server's first answer calls the CLI's own shell tool once per
 # step; it records each tool result as the model received it.
 #
-# Each CLI runs twice: under `bpfbox exec` with policy-examples/<cli>.json, where the
-# allowed steps succeed, each refused step fails inside the tool result, is one JSON event
+# Each CLI runs under `bpfbox exec` with policy-examples/<cli>.json, where the allowed
+# steps succeed, each refused step fails inside the tool result, is one JSON event
 # attributed to the child that tried it, and the model traffic went through the proxy;
 # and unconfined, where the refused steps must succeed (or the check proves nothing).
+# The unconfined control runs once per CLI across the two kernels (BPFBOX_AGENTS_UNCONFINED:
+# by default OpenCode's on 6.1, Claude Code's and Codex's on 6.12; "all" or a list).
 # docs/agents.md describes each harness and this run.
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/vm/servers/net.sh
 . "$T_ROOT/tests/vm/servers/net.sh"
 
-AGENTS=${BPFBOX_AGENTS:-$T_ROOT/build/agents}
+SRC_AGENTS=${BPFBOX_AGENTS:-$T_ROOT/build/agents}
+# The CLIs run from 9p (cache=loose: pages read once stay in the guest for later sessions).
+# BPFBOX_AGENTS_RAM=1 runs them from a copy in guest RAM instead (about 1 GB: run.sh --mem 4G);
+# measured, the copy costs more guest CPU (about 130 s) than it saves (about 30 s on Claude
+# Code's first session), because the sessions are bound by the CPU, not by 9p (docs/agents.md).
+AGENTS=/run/bpfbox-agents
 FAKE=$T_ROOT/tests/vm/agents/fake_model.py
 PROMPT="Run the steps of the build."
-# One session's limit: a CLI that cannot reach its model retries for minutes.
-AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-420}
+# One session's limit: a CLI that cannot reach its model retries for minutes; OpenCode needs
+# about 250 s of guest CPU for one session (docs/agents.md), more in wall time on a busy host.
+AGENT_TIMEOUT=${BPFBOX_AGENT_TIMEOUT:-900}
 MODEL_PID=""
 VICTIM_BOX=""
 scope=""
@@ -30,15 +38,44 @@ cleanup() {
 	[ -n "$VICTIM_BOX" ] && kill "$VICTIM_BOX" 2>/dev/null && wait "$VICTIM_BOX" 2>/dev/null
 	[ -n "$scope" ] && echo "$scope" >/proc/sys/kernel/yama/ptrace_scope
 	net_cleanup
+	mountpoint -q "$AGENTS" && umount "$AGENTS"
 }
 trap 'rc=$?; cleanup; (exit $rc); t_summary' EXIT
 
-for a in claude-code codex opencode; do
-	if [ ! -f "$AGENTS/$a/.installed" ]; then
-		t_fail "the $a CLI is installed in $AGENTS" "run 'make agents' (tools/agents/install.sh) first"
+ONLY=${BPFBOX_AGENTS_ONLY:-claude-code codex opencode}
+for a in $ONLY; do
+	if [ ! -f "$SRC_AGENTS/$a/.installed" ]; then
+		t_fail "the $a CLI is installed in $SRC_AGENTS" "run 'make agents' (tools/agents/install.sh) first"
 		exit 1
 	fi
 done
+case ${BPFBOX_AGENTS_UNCONFINED-default} in
+default)
+	case $(uname -r) in
+	6.1.*) UNCONFINED="opencode" ;;
+	*) UNCONFINED="claude-code codex" ;;
+	esac
+	;;
+all) UNCONFINED="claude-code codex opencode" ;;
+*) UNCONFINED=$BPFBOX_AGENTS_UNCONFINED ;;
+esac
+
+# The copy in RAM (its own tmpfs, unmounted at the end so later tests get the memory back),
+# less OpenCode's second (baseline) build, which nothing runs.
+stage_agents() {
+	local t0=$SECONDS a
+	mkdir -p "$AGENTS" && mount -t tmpfs -o mode=0755,size=1400m bbagents "$AGENTS" || return 1
+	for a in $ONLY; do
+		tar -C "$SRC_AGENTS" --exclude=opencode-linux-x64-baseline -cf - "$a" | tar -C "$AGENTS" -xf - || return 1
+	done
+	echo "# the CLIs copied into RAM in $((SECONDS - t0)) s"
+}
+if [ "${BPFBOX_AGENTS_RAM:-0}" = 1 ]; then
+	assert_succeeds "the CLIs are copied into guest RAM" stage_agents || exit 1
+	cat "$T_OUT"
+else
+	AGENTS=$SRC_AGENTS
+fi
 CLAUDE=$AGENTS/claude-code/node_modules/@anthropic-ai/claude-code/bin/claude.exe
 CODEX=$AGENTS/codex/node_modules/@openai/codex/bin/codex.js
 OPENCODE=$AGENTS/opencode/node_modules/opencode-ai/bin/opencode.exe
@@ -56,7 +93,7 @@ cat >"$T_TMP/victim.json" <<'JSON'
 { "network": { "allowedDomains": [], "deniedDomains": [] },
   "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
 JSON
-BBX_VICTIM_SECRET=victim-secret-42 "$BPFBOX" exec --policy "$T_TMP/victim.json" -- sleep 900 >"$T_TMP/victim.log" 2>&1 &
+BBX_VICTIM_SECRET=victim-secret-42 "$BPFBOX" exec --policy "$T_TMP/victim.json" -- sleep 7200 >"$T_TMP/victim.log" 2>&1 &
 VICTIM_BOX=$!
 VICTIM=""
 for _ in $(seq 1 200); do
@@ -257,7 +294,18 @@ run_confined() {
 	else
 		t_skip "$AG: the denied domain's event names the process" "proxy events carry no process.* yet"
 	fi
-	assert_refusal_event "the direct connection" '.event.action == "connect" and .destination.ip == "10.200.0.2" and .destination.port == 80' curl
+	# A direct connection to an address the sandbox never learned is refused in the kernel
+	# (an event by curl); 10.200.0.2 is the allowed API's address in /etc/hosts, so the
+	# transparent path (on by default) redirects it to the proxy, which refuses a Host
+	# that names no allowed domain: one proxy-transparent event.
+	n=$(events '.event.action == "connect" and .destination.ip == "10.200.0.2" and .destination.port == 80 and .process.name == "curl"')
+	k=$(events '.event.action == "proxy-transparent" and .destination.ip == "10.200.0.2" and .event.outcome == "failure"')
+	if [ "$((n + k))" = 1 ]; then
+		t_ok "$AG: the direct connection is one event ($([ "$n" = 1 ] && echo "connect, by curl" || echo "proxy-transparent"))"
+	else
+		t_fail "$AG: the direct connection is one event" "kernel connect events by curl: $n, proxy-transparent refusals: $k" \
+			"$(jq -c 'select(.destination.ip == "10.200.0.2")' "$LOG" 2>/dev/null | head -n 5)"
+	fi
 	assert_refusal_event "another process's environment" ".event.action == \"ptrace\" and .process.pid != $VICTIM" cat
 
 	# Model traffic: through the proxy, allowed by the policy's API domain, and only that.
@@ -271,7 +319,8 @@ run_confined() {
 		"$AG: the CLI itself never dialled the model directly"
 	# Every other refusal, for docs/agents.md: what the harness tried beyond the steps.
 	jq -c 'select(.event.type != null and (.event.type | index("denied")) and
-		(.event.action != "ptrace") and (.process.name // "" | test("^(cat|tee|cp|curl)$") | not)) |
+		(.event.action != "ptrace") and (.process.name // "" | test("^(cat|tee|cp|curl)$") | not) and
+		(.destination.domain != "exfil.test") and (.event.action != "proxy-transparent" or .destination.ip != "10.200.0.2")) |
 		[.event.action, .process.name, (.file.path // .destination.domain // .destination.ip), .rule.name]' \
 		"$LOG" 2>/dev/null | sort | uniq -c | sed "s/^/# $AG other refusal: /"
 
@@ -303,9 +352,12 @@ run_unconfined() {
 	assert_succeeds "$AG: the hook is installed" test -e "$PROJ/.git/hooks/pre-commit"
 }
 
-for agent in ${BPFBOX_AGENTS_ONLY:-claude-code codex opencode}; do
+for agent in $ONLY; do
 	run_confined "$agent"
-	run_unconfined "$agent"
+	case " $UNCONFINED " in
+	*" $agent "*) run_unconfined "$agent" ;;
+	*) echo "# $agent: the unconfined control runs on the other kernel" ;;
+	esac
 	for f in "$T_TMP/$agent"-*/record/requests.ndjson; do
 		echo "# $agent: requests seen by the model server ($(basename "$(dirname "$(dirname "$f")")")):"
 		jq -c '[.method, .path, .host, .api, .shell_tool, .answer, .unparsed]' "$f" | sed 's/^/#   /'

@@ -13,13 +13,15 @@ STEPS.json is a list of {"name": N, "command": SHELL}. A request whose tools inc
 CLI's shell tool and which carries no result of ours yet is answered with one tool call per
 step, all in that turn, to that shell tool (named and shaped as the request describes it).
 Once the results come back, each is written to RECORD_DIR/<name>.out and the answer is a
-plain text "done", which ends the conversation. Requests without a shell tool (titles,
+plain text "done", which ends the conversation. A result saying the command is still
+running (Codex's exec_command, after 30 s) is polled with write_stdin first. Requests without a shell tool (titles,
 summaries, quota checks) get a short text answer. Each request is logged, one JSON line, to
 RECORD_DIR/requests.ndjson. Prints "ready" once listening.
 """
 import gzip
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -38,12 +40,20 @@ def call_id(i):
 
 
 def step_of(cid):
-    """The step index a tool call id of ours names, or None."""
-    if isinstance(cid, str) and cid.startswith("call_bbx") and cid[8:].isdigit():
-        i = int(cid[8:])
-        if i < len(STEPS):
-            return i
+    """The step index a tool call id of ours names (call_bbxI, or call_bbxIpK for the
+    K-th poll of step I), or None."""
+    if isinstance(cid, str) and cid.startswith("call_bbx"):
+        num = cid[8:].split("p")[0]
+        if num.isdigit() and int(num) < len(STEPS):
+            return int(num)
     return None
+
+
+# Codex's exec_command returns after at most 30 s of wall time with "Process running with
+# session ID N" when the command has not ended (a loaded TCG guest is that slow); the rest of
+# its output is fetched with write_stdin, as a model would. At most this many polls per step.
+MAX_POLLS = 20
+RUNNING = re.compile(r"Process running with session ID (\d+)")
 
 
 def text_of(content):
@@ -93,6 +103,8 @@ def shell_args(name, schema, step, i):
         args["timeout"] = 60000
     if "yield_time_ms" in props:
         args["yield_time_ms"] = 30000
+    if "login" in props:
+        args["login"] = False
     return args
 
 
@@ -195,11 +207,19 @@ class Handler(BaseHTTPRequestHandler):
             data += self.rfile.read(size)
             self.rfile.readline()
 
-    def decide(self, tools, results, body, api):
-        """'tools' (a list of (step, name, args)), or 'done' / 'text'."""
+    def decide(self, tools, results, body, api, pending=None):
+        """'tools' (a list of (call id, name, args)), or 'done' / 'text'. pending: the steps
+        whose command is still running, {step: (session id, polls so far)}."""
         name, schema = pick_shell(tools)
         extra = {"api": api, "tools": [t[0] for t in tools], "shell_tool": name,
                  "results": sorted(STEPS[i]["name"] for i in results)}
+        if pending and "write_stdin" in dict(tools):
+            extra["answer"] = "poll"
+            extra["polls"] = sorted(STEPS[i]["name"] for i in pending)
+            self.log_request_line(body, extra)
+            return "tools", [("%sp%d" % (call_id(i), k + 1), "write_stdin",
+                              {"session_id": sid, "chars": "", "yield_time_ms": 30000})
+                             for i, (sid, k) in sorted(pending.items())]
         if results:
             record(results)
             extra["answer"] = "done"
@@ -211,7 +231,7 @@ class Handler(BaseHTTPRequestHandler):
             return "text", None
         extra["answer"] = "tool_calls"
         self.log_request_line(body, extra)
-        return "tools", [(i, name, shell_args(name, schema, s, i)) for i, s in enumerate(STEPS)]
+        return "tools", [(call_id(i), name, shell_args(name, schema, s, i)) for i, s in enumerate(STEPS)]
 
     # Anthropic Messages API.
     def anthropic(self, req, body):
@@ -226,8 +246,8 @@ class Handler(BaseHTTPRequestHandler):
         model = req.get("model", "fake-model")
         blocks = []
         if what == "tools":
-            blocks = [{"type": "tool_use", "id": call_id(i), "name": n, "input": a}
-                      for i, n, a in calls]
+            blocks = [{"type": "tool_use", "id": c, "name": n, "input": a}
+                      for c, n, a in calls]
             stop = "tool_use"
         else:
             blocks = [{"type": "text", "text": "done" if what == "done" else "ok"}]
@@ -267,18 +287,26 @@ class Handler(BaseHTTPRequestHandler):
         for t in req.get("tools") or []:
             if t.get("type") == "function":
                 tools.append((t.get("name"), t.get("parameters")))
-        results = {}
+        results, last, polls = {}, {}, {}
         inp = req.get("input")
         for item in inp if isinstance(inp, list) else []:
             if item.get("type") in ("function_call_output", "custom_tool_call_output") \
                     and step_of(item.get("call_id")) is not None:
-                results[step_of(item["call_id"])] = text_of(item.get("output", ""))
-        what, calls = self.decide(tools, results, body, "responses")
+                i = step_of(item["call_id"])
+                last[i] = text_of(item.get("output", ""))
+                results[i] = results.get(i, "") + last[i]
+                polls[i] = polls.get(i, -1) + 1
+        pending = {}
+        for i, text in last.items():
+            m = RUNNING.search(text)
+            if m and "Process exited" not in text and polls[i] < MAX_POLLS:
+                pending[i] = (int(m.group(1)), polls[i])
+        what, calls = self.decide(tools, results, body, "responses", pending)
         rid = "resp_bbx%d" % int(time.time() * 1000)
         out = []
         if what == "tools":
-            for i, n, a in calls:
-                out.append({"type": "function_call", "id": "fc_bbx%d" % i, "call_id": call_id(i),
+            for c, n, a in calls:
+                out.append({"type": "function_call", "id": "fc_" + c[5:], "call_id": c,
                             "name": n, "arguments": json.dumps(a), "status": "completed"})
         else:
             out.append({"type": "message", "id": "msg_" + rid, "role": "assistant",
@@ -337,9 +365,9 @@ class Handler(BaseHTTPRequestHandler):
                 "model": req.get("model", "fake-model")}
         usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
         if what == "tools":
-            tcs = [{"index": k, "id": call_id(i), "type": "function",
+            tcs = [{"index": k, "id": c, "type": "function",
                     "function": {"name": n, "arguments": json.dumps(a)}}
-                   for k, (i, n, a) in enumerate(calls)]
+                   for k, (c, n, a) in enumerate(calls)]
             message = {"role": "assistant", "content": None, "tool_calls": tcs}
             finish = "tool_calls"
         else:
