@@ -1012,10 +1012,13 @@ int policy_load_under_ceiling(const char *admin_file, const char *caller_file, c
 {
 	struct ceiling_cuts cuts = CEILING_CUTS_INIT;
 	struct policy *admin = NULL, *caller = NULL;
+	struct policy_load_opts alo = *lo;
 	int ret;
 
 	*out = NULL;
-	ret = load_one(admin_file, lo, msgs, &admin);
+	/* strict is about the caller's own file and the cuts; the administrator's warnings never stop a run. */
+	alo.strict = caller_file ? false : lo->strict;
+	ret = load_one(admin_file, &alo, msgs, &admin);
 	if (ret || !caller_file) {
 		*out = admin;
 		return ret;

@@ -54,7 +54,9 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
  * policy_ceiling_apply with every cut printed there too (ceiling_cuts_print).
  * Without caller_file the administrator's policy applies as it is (no
  * ceiling of its own); a NULL admin_file is the built-in default. lo->strict
- * makes a cut an error. Returns 0 and *out, or a negative errno with *out
+ * makes a cut, or a warning of the caller's file, an error (the
+ * administrator's warnings are its own to fix and never stop a caller's run,
+ * as in the daemon). Returns 0 and *out, or a negative errno with *out
  * NULL: a rejected file's, -EPERM for a cut under strict, -ENOMEM.
  */
 int policy_load_under_ceiling(const char *admin_file, const char *caller_file, const struct policy_load_opts *lo,
