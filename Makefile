@@ -103,7 +103,7 @@ units-check: $(BUILD)/bpfbox
 ASAN_DIR ?= build/asan
 FUZZ_DIR ?= build/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_SHORT_SECONDS ?= 10
+FUZZ_SHORT_SECONDS ?= 5
 SANITIZE := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 
