@@ -31,7 +31,7 @@ SOCK=$D/daemon.sock
 DPID=$!
 trap 'kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null; rm -rf "$D"; t_summary' EXIT
 for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
-# setpriv execs (runuser would fork): $! is the client itself.
+# setpriv execs (runuser would fork).
 as_user() { setpriv --reuid="$SUID" --regid="$SGID" --init-groups env BPFBOX_SOCKET="$SOCK" "$@"; }
 
 # System-wide counts of what a run could leave behind (as test_54), plus every
@@ -62,6 +62,17 @@ settle() {
 		[ "$after" = "$before" ] && return
 		sleep 0.5
 	done
+}
+
+# What a sandbox left, with its events in the daemon's log, for the diagnosis.
+leftovers() {
+	local c id
+	for c in /sys/fs/cgroup/bpfbox/bb-*; do
+		[ -d "$c" ] || continue
+		id=$(basename "$c")
+		echo "left: $id procs=[$(xargs <"$c/cgroup.procs")] events=[$(xargs <"$c/cgroup.events")]"
+		grep "\"$id\"" "$D/admin.ndjson" | jq -c '{a: .event.action, m: .message}'
+	done | t_diag
 }
 
 # One run ending the Nth way; prints "<kind> <want> <got>" and returns 0 when they agree.
@@ -102,7 +113,9 @@ run_one() { # N LOG
 	6)
 		# Through the daemon, and the client is killed: its sandbox goes with it.
 		rm -f "$W/up-$n"
-		as_user "$BPFBOX" exec --policy "$P" --kill-after 200ms --log-file "$log" -- \
+		# Not through as_user: $! must be the client itself, not a subshell around it.
+		setpriv --reuid="$SUID" --regid="$SGID" --init-groups env BPFBOX_SOCKET="$SOCK" \
+			"$BPFBOX" exec --policy "$P" --kill-after 200ms --log-file "$log" -- \
 			sh -c "touch '$W/up-$n'; sleep 1000" &
 		pid=$!
 		for i in $(seq 300); do [ -e "$W/up-$n" ] && break; sleep 0.05; done
@@ -127,7 +140,7 @@ el=$((($(date +%s%N) - start) / 1000000))
 echo "# $RUNS runs in a row (7 exit paths in turn): ${el}ms ($((el / RUNS))ms each)"
 assert_eq 0 "$fails" "$RUNS runs in a row each ended as expected" || head -n 20 "$T_TMP/seq-fails" | t_diag
 settle
-assert_eq "$before" "$after" "$RUNS runs in a row leave nothing behind"
+assert_eq "$before" "$after" "$RUNS runs in a row leave nothing behind" || leftovers
 
 start=$(date +%s%N)
 fails=0
@@ -145,7 +158,7 @@ el=$((($(date +%s%N) - start) / 1000000))
 echo "# $RUNS runs, $PAR at a time: ${el}ms"
 assert_eq 0 "$fails" "$RUNS runs $PAR at a time each ended as expected" || cat "$T_TMP"/par-* | head -n 20 | t_diag
 settle
-assert_eq "$before" "$after" "$RUNS runs $PAR at a time leave nothing behind"
+assert_eq "$before" "$after" "$RUNS runs $PAR at a time leave nothing behind" || leftovers
 assert_succeeds "bpfbox gc frees the idle event buffers" "$BPFBOX" gc
 sleep 1
 assert_eq 0 "$(bpftool -j map list | jq '[.[] | select(.name == "bb_events")] | length')" \
