@@ -69,13 +69,14 @@ assert_status "a bad duration gives 125" 125 "$BPFBOX" exec --policy "$P" --time
 assert_status "no command gives 125" 125 "$BPFBOX" exec --policy "$P"
 assert_eq "" "$(ls "$W" | grep '^ran')" "none of those ran the command"
 
-# A non-root caller is refused, clearly, before anything is set up.
+# A non-root caller with no daemon listening is refused, clearly, before anything is set up.
 NB=$(mktemp -d /tmp/t50bin.XXXXXX)
 cp "$BPFBOX" "$NB/bpfbox" && chmod 755 "$NB" "$NB/bpfbox"
 chmod 755 "$T_TMP" && chmod 777 "$W"
 assert_status "a non-root user gets 125" 125 \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$NB/bpfbox" exec --policy "$P" -- touch "$W/ran4"
-assert_contains "$T_OUT" 'must run as root' "with a message saying why"
+	setpriv --reuid=65534 --regid=65534 --clear-groups env BPFBOX_SOCKET="$T_TMP/no-daemon.sock" \
+	"$NB/bpfbox" exec --policy "$P" -- touch "$W/ran4"
+assert_contains "$T_OUT" 'bpfbox needs root, or the bpfbox daemon' "with a message saying why (and how to start the daemon)"
 assert_succeeds "and the command did not run" test ! -e "$W/ran4"
 rm -rf "$NB"
 
