@@ -167,6 +167,7 @@ agents-test: $(BUILD)/bpfbox agents
 	@set -e; for k in $(KERNELS); do \
 		echo "== agent sessions on Debian kernel $$k"; \
 		BPFBOX_TEST_FILTER=test_80_agents BPFBOX_AGENTS_UNCONFINED=$${BPFBOX_AGENTS_UNCONFINED:-all} \
+		BPFBOX_AGENTS_CONFINED=$${BPFBOX_AGENTS_CONFINED:-all} \
 		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-1800} \
 			tools/vm/run.sh --kernel $$k --timeout 4800 -- tests/vm/run-all.sh; \
 	done

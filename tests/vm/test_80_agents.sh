@@ -10,8 +10,12 @@
 # steps succeed, each refused step fails inside the tool result, is one JSON event
 # attributed to the child that tried it, and the model traffic went through the proxy;
 # and unconfined, where the refused steps must succeed (or the check proves nothing).
-# The unconfined control runs once per CLI across the two kernels (BPFBOX_AGENTS_UNCONFINED:
-# by default OpenCode's on 6.1, Claude Code's and Codex's on 6.12; "all" or a list).
+# In `make test` the sessions are shared out between the two kernels to fit its time budget
+# (OpenCode's session costs about five times Claude Code's or Codex's under TCG): Claude Code
+# and Codex run confined on both kernels, OpenCode confined on 6.1; the unconfined controls
+# run once per CLI, Claude Code's and Codex's on 6.1, OpenCode's on 6.12.
+# BPFBOX_AGENTS_CONFINED and BPFBOX_AGENTS_UNCONFINED ("all" or a list) change that;
+# `make agents-test` runs everything on both kernels.
 # docs/agents.md describes each harness and this run.
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -49,11 +53,21 @@ for a in $ONLY; do
 		exit 1
 	fi
 done
+case ${BPFBOX_AGENTS_CONFINED-default} in
+default)
+	case $(uname -r) in
+	6.1.*) CONFINED="claude-code codex opencode" ;;
+	*) CONFINED="claude-code codex" ;;
+	esac
+	;;
+all) CONFINED="claude-code codex opencode" ;;
+*) CONFINED=$BPFBOX_AGENTS_CONFINED ;;
+esac
 case ${BPFBOX_AGENTS_UNCONFINED-default} in
 default)
 	case $(uname -r) in
-	6.1.*) UNCONFINED="opencode" ;;
-	*) UNCONFINED="claude-code codex" ;;
+	6.1.*) UNCONFINED="claude-code codex" ;;
+	*) UNCONFINED="opencode" ;;
 	esac
 	;;
 all) UNCONFINED="claude-code codex opencode" ;;
@@ -353,7 +367,10 @@ run_unconfined() {
 }
 
 for agent in $ONLY; do
-	run_confined "$agent"
+	case " $CONFINED " in
+	*" $agent "*) run_confined "$agent" ;;
+	*) echo "# $agent: the confined session runs on the other kernel" ;;
+	esac
 	case " $UNCONFINED " in
 	*" $agent "*) run_unconfined "$agent" ;;
 	*) echo "# $agent: the unconfined control runs on the other kernel" ;;
