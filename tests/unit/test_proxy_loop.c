@@ -1238,6 +1238,71 @@ static void test_transparent_no_name(void **state)
 	assert_int_equal(upstream_conns(f), 2);
 }
 
+/*
+ * Silent past the sniff time, then a name: the first bytes are still read,
+ * and the connection is decided by that name as if it had come in time.
+ */
+static void test_transparent_late_name(void **state)
+{
+	struct fixture *f = *state;
+	unsigned char hello[512];
+	char out[2048];
+	const char *get = "GET /x HTTP/1.1\r\nHost: other.test\r\n\r\n";
+	const struct ev_copy *e;
+	size_t n;
+	int fd;
+
+	/* An allowed address, a late ClientHello for another name: closed, nothing relayed. */
+	fd = t_client(f);
+	usleep(400000);
+	n = client_hello(hello, "other.test");
+	send_all(fd, hello, n);
+	shutdown(fd, SHUT_WR);
+	assert_int_equal(read_all(fd, out, sizeof(out)), 0);
+	close(fd);
+	e = wait_event(f, 1);
+	assert_false(e->allowed);
+	assert_string_equal(e->kind, "tls");
+	assert_string_equal(e->host, "other.test");
+	assert_string_equal(e->rule, "transparent:not-learned");
+	assert_int_equal(e->up, 0);
+	/* A late ClientHello for the name the address was learned for: relayed unchanged. */
+	fd = t_client(f);
+	usleep(400000);
+	n = client_hello(hello, "allowed.test");
+	send_all(fd, hello, n);
+	shutdown(fd, SHUT_WR);
+	assert_int_equal(read_all(fd, out, sizeof(out)), n);
+	assert_memory_equal(out, hello, n);
+	close(fd);
+	e = wait_event(f, 2);
+	assert_true(e->allowed);
+	assert_string_equal(e->host, "allowed.test");
+	/* A late request with a foreign Host: srt's 403. */
+	fd = t_client(f);
+	usleep(400000);
+	send_all(fd, get, strlen(get));
+	shutdown(fd, SHUT_WR);
+	assert_true(read_all(fd, out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "HTTP/1.1 403 Forbidden"));
+	close(fd);
+	e = wait_event(f, 3);
+	assert_false(e->allowed);
+	assert_string_equal(e->kind, "http");
+	/* Its allowed neighbour: rebuilt and answered. */
+	get = "GET /x HTTP/1.1\r\nHost: allowed.test\r\n\r\n";
+	fd = t_client(f);
+	usleep(400000);
+	send_all(fd, get, strlen(get));
+	shutdown(fd, SHUT_WR);
+	assert_true(read_all(fd, out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	close(fd);
+	e = wait_event(f, 4);
+	assert_true(e->allowed);
+	assert_string_equal(e->kind, "http");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1265,6 +1330,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_transparent_tls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transparent_http, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transparent_no_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transparent_late_name, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

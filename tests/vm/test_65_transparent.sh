@@ -189,6 +189,15 @@ assert_fails "an allowed TLS name pinned to another learned address is closed" \
 assert_not_contains "$T_OUT" hello-other "no byte of the other server's answer"
 assert_event "the refusal names the name, the address and why" \
 	'.event.action == "proxy-transparent" and .event.outcome == "failure" and .destination.domain == "allowed.test" and .destination.ip == "10.200.0.3" and .rule.name == "transparent:not-learned"'
+# Silent past the proxy's first-bytes wait (1 s), then a name: still read, still decided by it.
+assert_fails "a late ClientHello for an allowed name, sent to another name's learned address, is closed" \
+	box python3 "$CLIENT" late other.test 443 allowed.test "$CA" 1.5
+assert_not_contains "$T_OUT" hello-other "no byte of the other server's answer"
+assert_event "its refusal names the late name, the address and why" \
+	'.event.action == "proxy-transparent" and .event.outcome == "failure" and .destination.domain == "allowed.test" and .destination.ip == "10.200.0.3" and .bpfbox.transparent.kind == "tls" and .rule.name == "transparent:not-learned"'
+assert_succeeds "a late ClientHello for the name the address was learned for goes through" \
+	box python3 "$CLIENT" late other.test 443 other.test "$CA" 1.5
+assert_contains "$T_OUT" '^ok hello-other$'
 assert_fails "an allowed Host pinned to another learned address gets srt's 403" \
 	box sh -c 'getent ahostsv4 other.test >/dev/null && curl -fsS --max-time 20 --noproxy "*" --resolve allowed.test:80:10.200.0.3 http://allowed.test/hello.txt'
 assert_contains "$T_OUT" '403' "a 403"

@@ -102,6 +102,11 @@ struct proxy_conn {
 	struct sockaddr_storage orig;
 	char orig_addr[64];
 	const char *kind;		/* "tls", "http", "tcp" */
+	/*
+	 * Decided in silence (no first bytes within the sniff time): the client's
+	 * first bytes, when they come, are held and still read for a name.
+	 */
+	bool late_sniff;
 	/* Through the parent proxy: the handshake's next message out, the parent's answer in. */
 	bool via_parent;
 	int pstep;

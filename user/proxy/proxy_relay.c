@@ -15,6 +15,7 @@
 #include "proxy_conn.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
+#include "proxy_session.h"
 
 #define RELAY_BUF (64 * 1024)
 #define RESP_SLACK 1024		/* room to grow a response head while rewriting it */
@@ -420,7 +421,7 @@ static bool pump_up(struct proxy_conn *c)
 	int ret;
 
 	if (!c->up_spliced) {
-		if (c->proto == PP_HTTP || c->up.off != c->up.len || !proxy_pipe_open(&c->to_up))
+		if (c->proto == PP_HTTP || c->late_sniff || c->up.off != c->up.len || !proxy_pipe_open(&c->to_up))
 			return false;
 		c->up_spliced = true;
 	}
@@ -468,13 +469,18 @@ bool proxy_relay_step(struct proxy_conn *c)
 		progress |= http ? http_client_in(c) : tunnel_client_in(c);
 	if (c->st != PS_RELAY)
 		return progress;
-	progress |= send_upstream(c);
-	if (c->st != PS_RELAY)
-		return progress;
-	if (!http && c->up_eof && c->up.off == c->up.len && !c->to_up.held && !c->up_shut) {
-		shutdown(c->ufd, SHUT_WR);	/* pass the client's EOF on */
-		c->up_shut = true;
-		progress = true;
+	/* Client bytes of a silent decision are held until known to carry no name (proxy_transparent.c). */
+	if (c->late_sniff && !proxy_transparent_late(c))
+		return true;	/* refused, or being decided again by its name */
+	if (!c->late_sniff) {
+		progress |= send_upstream(c);
+		if (c->st != PS_RELAY)
+			return progress;
+		if (!http && c->up_eof && c->up.off == c->up.len && !c->to_up.held && !c->up_shut) {
+			shutdown(c->ufd, SHUT_WR);	/* pass the client's EOF on */
+			c->up_shut = true;
+			progress = true;
+		}
 	}
 	if (!c->down_spliced) {
 		progress |= upstream_in(c);

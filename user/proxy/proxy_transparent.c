@@ -305,6 +305,81 @@ void proxy_transparent_timeout(struct proxy_conn *c)
 		proxy_conn_close(c, "idle timeout before the first bytes were complete");
 		return;
 	}
-	if (decide(c, NULL, false))
+	/*
+	 * Decided by the address alone for now; what the client sends first
+	 * is still read for a name before a byte of it goes on (a slow client
+	 * is no way around the name check).
+	 */
+	if (decide(c, NULL, false)) {
+		c->late_sniff = true;
 		dial(c);
+	}
+}
+
+/*
+ * Late first bytes that carry a name, while the server has said nothing:
+ * the silent dial is dropped and the connection is decided again from the
+ * start, by its name, exactly as if those bytes had come in time.
+ */
+static void decide_again(struct proxy_conn *c, size_t len)
+{
+	memcpy(c->in.data, c->up.data + c->up.off, len);
+	c->in.len = len;
+	c->head_scan = 0;
+	c->up.off = c->up.len = 0;
+	proxy_drop_upstream(c);
+	c->late_sniff = false;
+	c->allowed = false;
+	c->rule[0] = c->reason[0] = c->host[0] = 0;
+	c->via_parent = false;
+	c->pstep = 0;
+	c->hs_off = c->hs_len = c->hr_len = 0;
+	c->down_eof = c->down_shut = false;
+	c->kind = "tcp";
+	c->st = PS_TSNIFF;
+	/* The rest of a ClientHello or head gets the idle time, then is closed unfinished. */
+	c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
+	proxy_transparent_sniff(c);
+}
+
+bool proxy_transparent_late(struct proxy_conn *c)
+{
+	size_t len = c->up.len - c->up.off, cap = c->in.cap;
+	enum first_bytes fb;
+
+	if (!len) {
+		if (c->up_eof)
+			c->late_sniff = false; /* closed without a byte: nothing to read a name from */
+		return true;
+	}
+	fb = classify(c->up.data + c->up.off, len < cap ? len : cap, cap);
+	if (fb == FB_OTHER) {
+		c->late_sniff = false;
+		return true;
+	}
+	if (fb == FB_MORE && !c->up_eof)
+		return true;
+	c->port = orig_port(c);
+	if (fb == FB_MORE) {
+		proxy_conn_close(c, "client closed before its first bytes were complete");
+		return false;
+	}
+	c->kind = fb == FB_TLS ? "tls" : "http";
+	/* A name after the server spoke is a conversation already under way: not decided twice. */
+	if (c->bytes_down || c->down.len || c->to_down.held) {
+		c->allowed = false;
+		snprintf(c->rule, sizeof(c->rule), "transparent:late-name");
+		snprintf(c->reason, sizeof(c->reason), "a name came after the server spoke first");
+		proxy_conn_close(c, "a TLS ClientHello or HTTP request after the server spoke first");
+		return false;
+	}
+	if (len > cap) {
+		orig_host(c, c->host, sizeof(c->host));
+		snprintf(c->rule, sizeof(c->rule), "malformed");
+		c->allowed = false;
+		proxy_conn_close(c, "first bytes larger than the header limit");
+		return false;
+	}
+	decide_again(c, len);
+	return false;
 }

@@ -12,6 +12,10 @@
                                  (udp, udpconn, tcp; udp6, tcp6 for IPv6
                                  sockets); prints "ok rcode=N from=ADDR
                                  addrs=A,B" (from: recvfrom / getpeername)
+  client.py late HOST PORT SNI CA SECS
+                                 connect to HOST (resolved in the sandbox), say
+                                 nothing for SECS, then TLS naming SNI (trusting
+                                 CA) and GET /hello.txt; prints "ok BODY"
   client.py raw | packet         open a raw IPv4 / a packet socket
   client.py bind HOST PORT       bind a TCP socket
   client.py listen               listen on an ephemeral loopback port
@@ -22,6 +26,8 @@ Prints "ok ..." and exits 0, or prints the error's errno name and exits 1.
 """
 import errno
 import socket
+import ssl
+import time
 import struct
 import sys
 
@@ -124,6 +130,19 @@ def run(mode, args):
         return "ok peer=%s:%d %s" % (peer[0], peer[1], line)
     if mode == "resolve":
         return resolve(args)
+    if mode == "late":
+        s = socket.create_connection((args[0], int(args[1])), timeout=15)
+        time.sleep(float(args[4]))
+        ctx = ssl.create_default_context(cafile=args[3])
+        t = ctx.wrap_socket(s, server_hostname=args[2])
+        t.sendall(b"GET /hello.txt HTTP/1.0\r\nHost: " + args[2].encode() + b"\r\n\r\n")
+        body = b""
+        while True:
+            b = t.recv(4096)
+            if not b:
+                break
+            body += b
+        return "ok " + body.decode(errors="replace").strip().splitlines()[-1]
     if mode == "raw":
         socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         return "ok raw"
@@ -155,6 +174,9 @@ def run(mode, args):
 def main():
     try:
         print(run(sys.argv[1], sys.argv[2:]), flush=True)
+    except ssl.SSLError as e:
+        print("SSL", e, flush=True)
+        sys.exit(1)
     except OSError as e:
         print(errno.errorcode.get(e.errno, str(e)), e, flush=True)
         sys.exit(1)
