@@ -105,6 +105,16 @@ static __always_inline bool dns_transport(__u32 type, __u32 proto)
 	return (type == SOCK_STREAM && proto == IPPROTO_TCP_) || (type == SOCK_DGRAM && proto == IPPROTO_UDP_);
 }
 
+static __always_inline void fill_peer(struct bb_peer *p)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	p->pid = pid_tgid >> 32;
+	p->tid = (__u32)pid_tgid;
+	p->uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(p->comm, sizeof(p->comm));
+}
+
 /*
  * Keeps with the socket where it wanted to go and where it was sent, so that
  * recvmsg and getpeername can show the original. False when it cannot be
@@ -127,6 +137,7 @@ static __always_inline bool remember_redirect(struct bpf_sock *sk, __u64 sb_id, 
 	r->via_port = via_port;
 	r->family = family;
 	r->kind = kind;
+	fill_peer(&r->peer);
 	return true;
 }
 
@@ -156,13 +167,16 @@ static __always_inline bool learned_allows(__u64 sb_id, bool is_v4, const __u32 
 }
 
 /* Where may this sandbox send to? Only its proxies, or loopback sockets it bound itself. */
-static __always_inline bool destination_allowed(struct bpf_sock_addr *ctx, struct bb_sandbox *sb, __u64 sb_id,
-						const __u32 *ip6, __u32 ip4, bool is_v4, bool v6_lo, __u32 port,
-						__u32 type)
+static __always_inline bool destination_allowed(struct bpf_sock_addr *ctx, struct bpf_sock *sk, __u32 family,
+						struct bb_sandbox *sb, __u64 sb_id, const __u32 *ip6, __u32 ip4,
+						bool is_v4, bool v6_lo, __u32 port, __u32 type)
 {
 	if (is_v4 && ip4 == LOOPBACK4 && type == SOCK_STREAM &&
-	    ((sb->proxy_port && port == sb->proxy_port) || (sb->socks_port && port == sb->socks_port)))
+	    ((sb->proxy_port && port == sb->proxy_port) || (sb->socks_port && port == sb->socks_port))) {
+		/* Who connects goes with the socket, for the proxy's events (never a reason to refuse). */
+		remember_redirect(sk, sb_id, BB_REDIRECT_PROXY, family, ip6, port, ip6, port);
 		return true;
+	}
 	if ((sb->flags & BB_SB_ALLOW_LOCAL_BIND) && ((is_v4 && loopback4(ip4)) || v6_lo) &&
 	    own_socket_at(ctx, sb_id, ip6, ip4, is_v4, port, type))
 		return true;
@@ -190,7 +204,7 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 		ctx->user_port = bpf_htons(sb->dns_port4);
 		return CGROUP_ALLOW;
 	}
-	if (destination_allowed(ctx, sb, id, addr, ip4, true, false, port, type))
+	if (destination_allowed(ctx, sk, AF_INET, sb, id, addr, ip4, true, false, port, type))
 		return CGROUP_ALLOW;
 	if (op == BB_OP_CONNECT && sb->tport4 && type == SOCK_STREAM && proto == IPPROTO_TCP_ &&
 	    learned_allows(id, true, addr, raw_ip, port)) {
@@ -236,8 +250,8 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 		ctx->user_port = bpf_htons(via_port);
 		return CGROUP_ALLOW;
 	}
-	if (destination_allowed(ctx, sb, id, ip6, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6), port,
-				type))
+	if (destination_allowed(ctx, sk, AF_INET6, sb, id, ip6, bpf_ntohl(ip6[3]), mapped, !mapped && v6_loopback(ip6),
+				port, type))
 		return CGROUP_ALLOW;
 	if (op == BB_OP_CONNECT && type == SOCK_STREAM && proto == IPPROTO_TCP_ && (mapped ? sb->tport4 : sb->tport6) &&
 	    learned_allows(id, mapped, ip6, ip6[3], port)) {
@@ -370,7 +384,7 @@ int bb_sockops(struct bpf_sock_ops *skops)
 	if (!sk)
 		return 1;
 	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
-	if (!r || r->kind != BB_REDIRECT_TRANSPARENT)
+	if (!r || (r->kind != BB_REDIRECT_TRANSPARENT && r->kind != BB_REDIRECT_PROXY))
 		return 1;
 	family = skops->family;
 	key.family = family;
@@ -399,6 +413,8 @@ int bb_sockops(struct bpf_sock_ops *skops)
 	__builtin_memcpy(v.orig_addr, r->orig_addr, 16);
 	v.orig_port = r->orig_port;
 	v.family = r->family;
+	v.kind = r->kind;
+	v.peer = r->peer;
 	bpf_map_update_elem(&tconns, &key, &v, BPF_ANY);
 	return 1;
 }

@@ -79,6 +79,17 @@ struct bb_sandbox {
  */
 #define BB_REDIRECT_DNS 1
 #define BB_REDIRECT_TRANSPARENT 2
+#define BB_REDIRECT_PROXY 3 /* not redirected: a connect to the sandbox's own proxy, kept for who made it */
+
+/* The task that connected (or last sent), as the kernel saw it: the proxy's events name it. */
+struct bb_peer {
+	bb_u32 pid; /* thread group id */
+	bb_u32 tid;
+	bb_u32 uid;
+	bb_u32 pad;
+	char comm[16];
+};
+
 struct bb_redirect {
 	bb_u64 sandbox;
 	bb_u32 orig_addr[4]; /* IPv4 in [0]; IPv6 sockets keep all 16 bytes, mapped or not */
@@ -87,6 +98,7 @@ struct bb_redirect {
 	bb_u16 via_port;
 	bb_u16 family; /* the socket's family */
 	bb_u16 kind; /* BB_REDIRECT_* */
+	struct bb_peer peer;
 };
 
 /*
@@ -109,24 +121,28 @@ struct bb_learned {
 };
 
 /*
- * A redirected TCP connection as the proxy accepts it: the client's address
- * and port and the listener's port, filled when the connection is
- * established (sock_ops), taken by the proxy after accept.
+ * A sandbox's TCP connection to its proxy as the proxy accepts it (one the
+ * kernel redirected to a transparent listener, or one made to the explicit
+ * proxy): the client's address and port and the listener's port, filled
+ * when the connection is established (sock_ops), taken by the proxy after
+ * accept.
  */
 #define BB_MAX_TCONNS 16384
 struct bb_tconn_key {
 	bb_u8 addr[16]; /* the client's own address: 127.0.0.1 in [0..3], or ::1 / ::ffff:127.0.0.1 */
 	bb_u32 family; /* of the client's socket */
 	bb_u16 port; /* the client's port, host byte order */
-	bb_u16 listener; /* the transparent listener's port */
+	bb_u16 listener; /* the listener's port */
 };
 
 struct bb_tconn {
 	bb_u64 sandbox;
-	bb_u8 orig_addr[16]; /* same layout as bb_redirect */
+	bb_u8 orig_addr[16]; /* same layout as bb_redirect (the proxy's own for BB_REDIRECT_PROXY) */
 	bb_u16 orig_port;
 	bb_u16 family;
-	bb_u32 pad;
+	bb_u16 kind; /* BB_REDIRECT_TRANSPARENT or BB_REDIRECT_PROXY */
+	bb_u16 pad;
+	struct bb_peer peer;
 };
 
 /* Result of the in-kernel path resolution, one slot per sandbox. */

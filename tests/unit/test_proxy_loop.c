@@ -274,7 +274,7 @@ static void on_event(void *ctx, const struct proxy_event *e)
 
 /* Transparent: every redirected connection was going to the test upstream. */
 static int t_orig_dst(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
-		      struct sockaddr_storage *orig)
+		      struct sockaddr_storage *orig, struct proxy_peer *peer)
 {
 	struct fixture *f = ctx;
 	struct sockaddr_in *s = (struct sockaddr_in *)orig;

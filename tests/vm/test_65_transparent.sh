@@ -194,7 +194,7 @@ assert_fails "a late ClientHello for an allowed name, sent to another name's lea
 	box python3 "$CLIENT" late other.test 443 allowed.test "$CA" 1.5
 assert_not_contains "$T_OUT" hello-other "no byte of the other server's answer"
 assert_event "its refusal names the late name, the address and why" \
-	'.event.action == "proxy-transparent" and .event.outcome == "failure" and .destination.domain == "allowed.test" and .destination.ip == "10.200.0.3" and .bpfbox.transparent.kind == "tls" and .rule.name == "transparent:not-learned"'
+	'.event.action == "proxy-transparent" and .event.outcome == "failure" and .destination.domain == "allowed.test" and .destination.ip == "10.200.0.3" and .bpfbox.transparent.kind == "tls" and .rule.name == "transparent:not-learned" and .process.name == "python3" and .process.pid > 1'
 assert_succeeds "a late ClientHello for the name the address was learned for goes through" \
 	box python3 "$CLIENT" late other.test 443 other.test "$CA" 1.5
 assert_contains "$T_OUT" '^ok hello-other$'

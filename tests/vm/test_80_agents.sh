@@ -299,15 +299,9 @@ run_confined() {
 	assert_refusal_event "writing outside the project" "(.event.action == \"open-write\" or .event.action == \"create\") and .file.path == \"$OUT/outside.txt\"" tee
 	assert_refusal_event "appending to ~/.bashrc" "(.event.action == \"open-write\" or .event.action == \"create\") and .file.path == \"$H/.bashrc\"" tee
 	assert_refusal_event "installing a git hook" "(.event.action == \"open-write\" or .event.action == \"create\") and .file.path == \"$PROJ/.git/hooks/pre-commit\"" cp
-	# The proxy's events name no process (it sees a loopback TCP peer, not a pid): the one
-	# event is checked, its attribution cannot be (docs/agents.md, "Known gaps").
-	assert_eq 1 "$(events '.event.action == "proxy-http" and .destination.domain == "exfil.test" and .event.outcome == "failure"')" \
-		"$AG: the denied domain is one proxy event"
-	if [ "$(events '.event.action == "proxy-http" and .destination.domain == "exfil.test" and .process.pid != null')" = 1 ]; then
-		t_ok "$AG: the denied domain's event names the process"
-	else
-		t_skip "$AG: the denied domain's event names the process" "proxy events carry no process.* yet"
-	fi
+	# The proxy's event names the task that connected, as the kernel saw it at connect.
+	assert_refusal_event "reaching a denied domain" \
+		'.event.action == "proxy-http" and .destination.domain == "exfil.test" and .event.outcome == "failure"' curl
 	# A direct connection to an address the sandbox never learned is refused in the kernel
 	# (an event by curl); 10.200.0.2 is the allowed API's address in /etc/hosts, so the
 	# transparent path (on by default) redirects it to the proxy, which refuses a Host

@@ -685,7 +685,8 @@ static int start_proxies(struct exec_run *r, struct errmsg *em)
 		sandbox_learned_at_launch(&r->learned, "/etc/hosts");
 	}
 	if (!p->http_proxy_port || !p->socks_proxy_port || transparent) {
-		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL, em);
+		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL,
+						      r->bpf->maps.tconns, r->cg.id, em);
 		if (err)
 			return err;
 		r->proxy_started = true;

@@ -45,6 +45,14 @@ typedef void (*proxy_decide_fn)(void *ctx, const char *canonical_host, unsigned 
  */
 typedef int (*proxy_canon_fn)(const char *host, char *out, size_t outlen, const char **err);
 
+/* Who opened a client connection, as the kernel saw it when the task connected. */
+struct proxy_peer {
+	bool known;
+	int pid, tid;
+	unsigned uid;
+	char comm[16];		/* NUL-terminated */
+};
+
 struct proxy_event {
 	const char *protocol;	/* "http-connect", "http", "socks5", "socks4"; "transparent" */
 	const char *transparent; /* a redirected connection: "tls", "http" or "tcp" (no name); else NULL */
@@ -60,6 +68,7 @@ struct proxy_event {
 	unsigned long long bytes_up, bytes_down;
 	const char *error;	/* NULL when the request completed normally */
 	const char *parent;	/* the parent proxy it went through (redacted URL); NULL: none */
+	const struct proxy_peer *peer; /* the client's task; NULL: not known */
 };
 
 /*
@@ -87,10 +96,11 @@ typedef int (*proxy_resolve_fn)(void *ctx, const char *host, struct sockaddr_sto
 struct proxy_transparent {
 	/*
 	 * The original destination of a connection accepted from client on the
-	 * transparent listener with port listener. 0, or negative errno when unknown.
+	 * transparent listener with port listener, and the task that connected
+	 * (peer->known false when not). 0, or negative errno when unknown.
 	 */
 	int (*orig_dst)(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
-			struct sockaddr_storage *orig);
+			struct sockaddr_storage *orig, struct proxy_peer *peer);
 	/*
 	 * name: canonical (or NULL when the first bytes carry none); orig: where
 	 * the connection was going, with its port. Loop thread, must not block.
@@ -133,6 +143,13 @@ struct proxy_config {
 	unsigned resolver_threads;	/* default 4 */
 	const struct proxy_transparent *transparent; /* NULL: no transparent listeners */
 	const struct proxy_parent *parent; /* NULL: dial destinations directly */
+	/*
+	 * The task that opened a connection accepted from client on the
+	 * explicit listener (port listener), for its event; NULL or an error:
+	 * not known. Loop thread, must not block.
+	 */
+	int (*peer)(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
+		    struct proxy_peer *out);
 };
 
 struct proxy;

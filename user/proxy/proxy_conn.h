@@ -83,6 +83,7 @@ struct proxy_conn {
 	char host[PROXY_HOST_MAX];
 	unsigned port;
 	char rule[160], reason[128], error[160], client_addr[64];
+	struct proxy_peer peer;		/* the client's task, for the event */
 	unsigned long long bytes_up, bytes_down, lingered;
 	struct proxy_rjob *job;
 	struct sockaddr_storage addrs[PROXY_MAX_ADDRS];

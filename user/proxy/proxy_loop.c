@@ -106,13 +106,14 @@ static void run_ready(struct proxy *p)
 	}
 }
 
-static void capacity_event(struct proxy *p, const struct sockaddr_storage *ss)
+static void capacity_event(struct proxy *p, const struct sockaddr_storage *ss, const struct proxy_peer *peer)
 {
 	struct proxy_event ev = { .protocol = "unknown", .error = "too many clients" };
 	char addr[64];
 
 	proxy_format_addr((const struct sockaddr *)ss, addr, sizeof(addr));
 	ev.client_addr = addr;
+	ev.peer = peer && peer->known ? peer : NULL;
 	if (p->cfg.on_event)
 		p->cfg.on_event(p->cfg.ctx, &ev);
 }
@@ -185,6 +186,8 @@ static bool evict_waiting(struct proxy *p)
 static void accept_clients(struct proxy *p)
 {
 	for (int i = 0; i < ACCEPT_BURST; i++) {
+		struct proxy_peer peer;
+		struct proxy_conn *c;
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
 		int fd = accept4(p->lfd, (struct sockaddr *)&ss, &len,
@@ -199,13 +202,18 @@ static void accept_clients(struct proxy *p)
 				continue;
 			return;
 		}
+		peer.known = false;
+		if (p->cfg.peer && p->cfg.peer(p->cfg.ctx, &ss, ntohs(p->self.sin_port), &peer))
+			peer.known = false;
 		if (p->nconns >= p->cfg.max_clients && !evict_waiting(p)) {
 			/* Refuse at once: a full proxy must stay responsive to the others. */
-			capacity_event(p, &ss);
+			capacity_event(p, &ss, &peer);
 			close(fd);
 			continue;
 		}
-		conn_new(p, fd, &ss);
+		c = conn_new(p, fd, &ss);
+		if (c)
+			c->peer = peer;
 	}
 }
 
@@ -215,7 +223,8 @@ static void accept_transparent(struct proxy *p, int idx)
 	const struct proxy_transparent *t = p->cfg.transparent;
 
 	for (int i = 0; i < ACCEPT_BURST; i++) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss, orig;
+		struct proxy_peer peer;
 		socklen_t len = sizeof(ss);
 		struct proxy_conn *c;
 		int fd = accept4(p->tlfd[idx], (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -226,8 +235,11 @@ static void accept_transparent(struct proxy *p, int idx)
 				continue;
 			return;
 		}
+		/* Taken first, so the kernel's entry goes even when the connection does not stay. */
+		peer.known = false;
+		err = t->orig_dst(p->cfg.ctx, &ss, p->tport[idx], &orig, &peer);
 		if (p->nconns >= p->cfg.max_clients) {
-			capacity_event(p, &ss);
+			capacity_event(p, &ss, &peer);
 			close(fd);
 			continue;
 		}
@@ -239,13 +251,14 @@ static void accept_transparent(struct proxy *p, int idx)
 		c->proto = PP_TRANSPARENT;
 		c->st = PS_TSNIFF;
 		c->deadline = p->now + (t->sniff_ms ? t->sniff_ms : 1000);
-		err = t->orig_dst(p->cfg.ctx, &ss, p->tport[idx], &c->orig);
+		c->peer = peer;
 		if (err) {
 			/* Nothing to decide on: never dial anything for it. */
 			c->saw_bytes = true;
 			proxy_conn_close(c, "original destination unknown");
 			continue;
 		}
+		c->orig = orig;
 		inet_ntop(c->orig.ss_family,
 			  c->orig.ss_family == AF_INET ? (void *)&((struct sockaddr_in *)&c->orig)->sin_addr
 						       : (void *)&((struct sockaddr_in6 *)&c->orig)->sin6_addr,

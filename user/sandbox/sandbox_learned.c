@@ -13,6 +13,7 @@
 #include "bpfbox.h"
 #include "policy/domain.h"
 #include "sandbox_learned.h"
+#include "sandbox_tconn.h"
 
 static unsigned long long mono_ms(void)
 {
@@ -316,21 +317,16 @@ int sandbox_learned_synthesize(struct sandbox_learned *l, const char *name, int 
 }
 
 int sandbox_learned_orig_dst(struct sandbox_learned *l, const struct sockaddr_storage *client,
-			     unsigned short listener, struct sockaddr_storage *orig)
+			     unsigned short listener, struct sockaddr_storage *orig, struct proxy_peer *peer)
 {
-	struct bb_tconn_key key = { .listener = listener };
 	struct bb_tconn v;
-	unsigned port;
-	int family;
+	int err = sandbox_tconn_take(l->tconn_fd, l->sandbox, client, listener, &v);
 
-	if (!from_sockaddr((const struct sockaddr *)client, &family, key.addr, &port))
-		return -EAFNOSUPPORT;
-	key.family = (bb_u32)family;
-	key.port = (bb_u16)port;
-	if (bpf_map_lookup_and_delete_elem(l->tconn_fd, &key, &v))
-		return -errno;
-	if (v.sandbox != l->sandbox)
-		return -EPERM; /* another sandbox's connection on a port we hold now: never */
+	if (err)
+		return err;
+	sandbox_tconn_peer(&v, peer);
+	if (v.kind != BB_REDIRECT_TRANSPARENT)
+		return -ENOENT; /* a connection to the explicit proxy is no redirected one */
 	memset(orig, 0, sizeof(*orig));
 	if (v.family == AF_INET || (v.family == AF_INET6 && !memcmp(v.orig_addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))) {
 		struct sockaddr_in *s4 = (void *)orig;

@@ -18,6 +18,8 @@
 #include "policy/policy.h"
 #include "sandbox/bpf_state.h"
 
+struct proxy_peer;
+
 /* Names and addresses kept per sandbox; answers beyond this teach nothing. */
 #define LEARNED_MAX 4096
 /*
@@ -70,8 +72,11 @@ bool sandbox_learned_allowed_name(struct sandbox_learned *l, const struct sockad
 int sandbox_learned_synthesize(struct sandbox_learned *l, const char *name, int family, uint8_t addr[16]);
 /* Is addr in the synthesized ranges? */
 bool sandbox_learned_is_synthetic(int family, const uint8_t addr[16]);
-/* The original destination of a connection the proxy accepted on a transparent listener (taken once). */
+/*
+ * The original destination of a connection the proxy accepted on a
+ * transparent listener, and who connected (taken once).
+ */
 int sandbox_learned_orig_dst(struct sandbox_learned *l, const struct sockaddr_storage *client,
-			     unsigned short listener, struct sockaddr_storage *orig);
+			     unsigned short listener, struct sockaddr_storage *orig, struct proxy_peer *peer);
 
 #endif

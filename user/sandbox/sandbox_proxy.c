@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sandbox_proxy.h"
+#include "sandbox_tconn.h"
 
 static void decide(void *ctx, const char *host, unsigned port, struct proxy_decision *out)
 {
@@ -47,11 +48,27 @@ static bool allow_literal(void *ctx, const struct sockaddr *sa)
 }
 
 static int orig_dst(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
-		    struct sockaddr_storage *orig)
+		    struct sockaddr_storage *orig, struct proxy_peer *peer)
 {
 	struct sandbox_proxy *sp = ctx;
 
-	return sandbox_learned_orig_dst(sp->learned, client, listener, orig);
+	return sandbox_learned_orig_dst(sp->learned, client, listener, orig, peer);
+}
+
+/* A connection to the explicit proxy: the kernel kept who made it (bb_connect4, bb_sockops). */
+static int client_peer(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
+		       struct proxy_peer *out)
+{
+	struct sandbox_proxy *sp = ctx;
+	struct bb_tconn v;
+	int err = sandbox_tconn_take(sp->tconn_fd, sp->sandbox, client, listener, &v);
+
+	if (err)
+		return err;
+	if (v.kind != BB_REDIRECT_PROXY)
+		return -ENOENT;
+	sandbox_tconn_peer(&v, out);
+	return 0;
 }
 
 /*
@@ -127,6 +144,15 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	}
 	if (pe->client_addr)
 		log_event_set_str(ev, "source.address", pe->client_addr);
+	if (pe->peer) {
+		char uid[16];
+
+		log_event_set_int(ev, "process.pid", pe->peer->pid);
+		log_event_set_int(ev, "process.thread.id", pe->peer->tid);
+		log_event_set_bytes(ev, "process.name", pe->peer->comm, strnlen(pe->peer->comm, sizeof(pe->peer->comm)));
+		snprintf(uid, sizeof(uid), "%u", pe->peer->uid);
+		log_event_set_str(ev, "process.user.id", uid);
+	}
 	log_event_set_str(ev, "network.protocol", pe->transparent ? pe->transparent : pe->protocol);
 	log_event_set_str(ev, "rule.name", pe->rule ? pe->rule : "malformed");
 	if (pe->reason)
@@ -199,11 +225,12 @@ static int parent_setup(struct sandbox_proxy *sp, const struct policy_parent *pp
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em)
 {
-	return sandbox_proxy_start_transparent(sp, p, log, NULL, em);
+	return sandbox_proxy_start_transparent(sp, p, log, NULL, -1, 0, em);
 }
 
 int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
-				    struct sandbox_learned *learned, struct errmsg *em)
+				    struct sandbox_learned *learned, int tconn_fd, uint64_t sandbox,
+				    struct errmsg *em)
 {
 	struct proxy_config cfg = { 0 };
 	const char *texts[256], *why = NULL;
@@ -213,6 +240,8 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	memset(sp, 0, sizeof(*sp));
 	sp->policy = p;
 	sp->log = log;
+	sp->tconn_fd = tconn_fd;
+	sp->sandbox = sandbox;
 	for (size_t i = 0; i < n; i++)
 		texts[i] = p->denied_addrs[i].text;
 	err = addr_guard_init(&sp->guard, texts, n, &why);
@@ -226,6 +255,8 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	cfg.on_event = on_event;
 	cfg.ctx = sp;
 	cfg.guard = &sp->guard;
+	if (tconn_fd >= 0)
+		cfg.peer = client_peer;
 	if (p->parent.scheme) {
 		err = parent_setup(sp, &p->parent, em);
 		if (err) {

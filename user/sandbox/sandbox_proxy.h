@@ -3,6 +3,8 @@
 #ifndef BPFBOX_SANDBOX_PROXY_H
 #define BPFBOX_SANDBOX_PROXY_H
 
+#include <stdint.h>
+
 #include "lib/errmsg.h"
 #include "log/log.h"
 #include "policy/policy.h"
@@ -16,6 +18,9 @@ struct sandbox_proxy {
 	const struct policy *policy;
 	struct log *log;
 	unsigned short port;
+	/* The kernel's tconns map and this sandbox's id: who opened each connection (-1: not known). */
+	int tconn_fd;
+	uint64_t sandbox;
 	/* With transparent: connections the kernel redirected, decided with what was learned. */
 	struct sandbox_learned *learned;
 	struct proxy_transparent transparent;
@@ -27,9 +32,14 @@ struct sandbox_proxy {
 };
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em);
-/* The same, with transparent listeners deciding by name and learned (NULL: none, as above). */
+/*
+ * The same, with transparent listeners deciding by name and learned (NULL:
+ * none, as above); events name the task that connected, found in the
+ * kernel's tconns map tconn_fd (-1: not named) under the sandbox's id.
+ */
 int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
-				    struct sandbox_learned *learned, struct errmsg *em);
+				    struct sandbox_learned *learned, int tconn_fd, uint64_t sandbox,
+				    struct errmsg *em);
 void sandbox_proxy_stop(struct sandbox_proxy *sp);
 
 #endif

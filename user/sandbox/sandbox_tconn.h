@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A sandbox's TCP connections to its proxy as the kernel filed them
+ * (tconns, struct bb_tconn): where a redirected one was going, and the task
+ * that connected, for the proxy's events.
+ */
+#ifndef BPFBOX_SANDBOX_TCONN_H
+#define BPFBOX_SANDBOX_TCONN_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "bpfbox.h"
+#include "proxy/proxy.h"
+
+/*
+ * Takes (looks up and deletes) the entry of the connection accepted from
+ * client on the listener with port listener. 0; -ENOENT when the kernel
+ * filed none; -EPERM when it is another sandbox's (never used).
+ */
+int sandbox_tconn_take(int map_fd, uint64_t sandbox, const struct sockaddr_storage *client,
+		       unsigned short listener, struct bb_tconn *out);
+/* The connecting task of an entry, as the proxy reports it. */
+void sandbox_tconn_peer(const struct bb_tconn *v, struct proxy_peer *out);
+
+#endif
