@@ -105,9 +105,11 @@ struct proxy_conn {
 	const char *kind;		/* "tls", "http", "tcp" */
 	/*
 	 * Decided in silence (no first bytes within the sniff time): the client's
-	 * first bytes, when they come, are held and still read for a name.
+	 * first bytes, when they come, are held in up and passed to this check
+	 * (proxy_transparent.c) before the relay sends any; it clears itself once
+	 * they carry no name. False: the connection was refused or decided again.
 	 */
-	bool late_sniff;
+	bool (*late_check)(struct proxy_conn *c);
 	/* Through the parent proxy: the handshake's next message out, the parent's answer in. */
 	bool via_parent;
 	int pstep;

@@ -15,7 +15,6 @@
 #include "proxy_conn.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
-#include "proxy_session.h"
 
 #define RELAY_BUF (64 * 1024)
 #define RESP_SLACK 1024		/* room to grow a response head while rewriting it */
@@ -421,7 +420,7 @@ static bool pump_up(struct proxy_conn *c)
 	int ret;
 
 	if (!c->up_spliced) {
-		if (c->proto == PP_HTTP || c->late_sniff || c->up.off != c->up.len || !proxy_pipe_open(&c->to_up))
+		if (c->proto == PP_HTTP || c->late_check || c->up.off != c->up.len || !proxy_pipe_open(&c->to_up))
 			return false;
 		c->up_spliced = true;
 	}
@@ -470,9 +469,9 @@ bool proxy_relay_step(struct proxy_conn *c)
 	if (c->st != PS_RELAY)
 		return progress;
 	/* Client bytes of a silent decision are held until known to carry no name (proxy_transparent.c). */
-	if (c->late_sniff && !proxy_transparent_late(c))
+	if (c->late_check && !c->late_check(c))
 		return true;	/* refused, or being decided again by its name */
-	if (!c->late_sniff) {
+	if (!c->late_check) {
 		progress |= send_upstream(c);
 		if (c->st != PS_RELAY)
 			return progress;

@@ -38,11 +38,5 @@ bool proxy_session_use_parent(struct proxy_conn *c);
 /* proxy_transparent.c: a redirected connection's first bytes, its decision and dial. */
 bool proxy_transparent_sniff(struct proxy_conn *c);
 void proxy_transparent_timeout(struct proxy_conn *c);
-/*
- * The relay of a connection decided in silence, with client bytes held in
- * c->up: true while the relay may go on (still waiting, or the bytes carry
- * no name); false when the connection was refused or decided again by name.
- */
-bool proxy_transparent_late(struct proxy_conn *c);
 
 #endif

@@ -291,6 +291,8 @@ bool proxy_transparent_sniff(struct proxy_conn *c)
 	return false;
 }
 
+static bool late_check(struct proxy_conn *c);
+
 void proxy_transparent_timeout(struct proxy_conn *c)
 {
 	/*
@@ -311,7 +313,7 @@ void proxy_transparent_timeout(struct proxy_conn *c)
 	 * is no way around the name check).
 	 */
 	if (decide(c, NULL, false)) {
-		c->late_sniff = true;
+		c->late_check = late_check;
 		dial(c);
 	}
 }
@@ -328,7 +330,7 @@ static void decide_again(struct proxy_conn *c, size_t len)
 	c->head_scan = 0;
 	c->up.off = c->up.len = 0;
 	proxy_drop_upstream(c);
-	c->late_sniff = false;
+	c->late_check = NULL;
 	c->allowed = false;
 	c->rule[0] = c->reason[0] = c->host[0] = 0;
 	c->via_parent = false;
@@ -342,19 +344,19 @@ static void decide_again(struct proxy_conn *c, size_t len)
 	proxy_transparent_sniff(c);
 }
 
-bool proxy_transparent_late(struct proxy_conn *c)
+static bool late_check(struct proxy_conn *c)
 {
 	size_t len = c->up.len - c->up.off, cap = c->in.cap;
 	enum first_bytes fb;
 
 	if (!len) {
 		if (c->up_eof)
-			c->late_sniff = false; /* closed without a byte: nothing to read a name from */
+			c->late_check = NULL; /* closed without a byte: nothing to read a name from */
 		return true;
 	}
 	fb = classify(c->up.data + c->up.off, len < cap ? len : cap, cap);
 	if (fb == FB_OTHER) {
-		c->late_sniff = false;
+		c->late_check = NULL;
 		return true;
 	}
 	if (fb == FB_MORE && !c->up_eof)
