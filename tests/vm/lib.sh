@@ -11,6 +11,7 @@
 #   assert_contains FILE REGEX [NAME]   grep -E; FILE may be "$T_OUT"
 #   assert_not_contains FILE REGEX [NAME]
 #   t_ok NAME / t_fail NAME [DIAG...] / t_skip NAME REASON / t_skip_all REASON
+#   t_share K / t_share_where K / t_share_file K   work shared between kernels (below)
 #
 # After a CMD assertion, $T_OUT holds that command's stdout+stderr and $T_RC
 # its exit status. $BPFBOX is the built binary, $T_ROOT the repository root.
@@ -50,6 +51,46 @@ t_skip() {
 # Skips the rest of the file (e.g. a missing prerequisite) without failing it.
 t_skip_all() {
 	echo "# SKIP $T_NAME: $*"
+	exit 0
+}
+
+# Work shared out between the guests of `make vm-test`, which run the suite on each
+# kernel at once (docs/vm.md). BPFBOX_KERNEL_SHARE=I/N says that this guest is the I-th of
+# N; the Makefile numbers the kernels of KERNELS in order and lists them in BPFBOX_KERNELS
+# (for the messages only). A case whose subject is user space, not the kernel, is given a
+# share number K (1, 2, ...) and runs in one guest only: the one with I = ((K-1) mod N)+1.
+# Unset or empty, every case is this guest's (one kernel, a run by hand).
+#   t_share K         true when case K is this guest's
+#   t_share_where K   where case K runs, for a skip line ("kernel 6.12's guest (share 2/2)")
+#   t_share_file K    the rest of the file runs only where case K does; elsewhere one
+#                     skip line says where it runs, and the file ends
+T_SHARE_I=1 T_SHARE_N=1
+if [ -n "${BPFBOX_KERNEL_SHARE-}" ]; then
+	if [[ $BPFBOX_KERNEL_SHARE =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] &&
+		[ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ]; then
+		T_SHARE_I=${BASH_REMATCH[1]} T_SHARE_N=${BASH_REMATCH[2]}
+	else
+		echo "# BPFBOX_KERNEL_SHARE='$BPFBOX_KERNEL_SHARE' is not I/N (1 <= I <= N): every case runs here" >&2
+	fi
+fi
+
+t_share() {
+	[ $((($1 - 1) % T_SHARE_N + 1)) -eq "$T_SHARE_I" ]
+}
+
+t_share_where() {
+	local j=$((($1 - 1) % T_SHARE_N + 1)) k
+	read -ra k <<<"${BPFBOX_KERNELS-}"
+	if [ "${#k[@]}" -eq "$T_SHARE_N" ]; then
+		echo "kernel ${k[j - 1]}'s guest (share $j/$T_SHARE_N of BPFBOX_KERNEL_SHARE)"
+	else
+		echo "the guest with BPFBOX_KERNEL_SHARE=$j/$T_SHARE_N"
+	fi
+}
+
+t_share_file() {
+	t_share "$1" && return 0
+	t_skip "$T_NAME, the whole file" "its subject is user space: it runs in $(t_share_where "$1")"
 	exit 0
 }
 
@@ -112,10 +153,22 @@ assert_not_contains() {
 
 # Entries in bpfbox's pinned hash maps: the per-sandbox state in the kernel. The
 # pool of event buffers outlives sandboxes (ring_owners says which are in use).
+# Two bpftool batches (every map's type, then the hash maps' entries) rather than four
+# execs per map, which cost seconds under TCG; map by map if a batch fails (a map gone).
 bpfbox_map_entries() {
-	local m n total=0
+	local m n ids total=0 maps=()
 	for m in /sys/fs/bpf/bpfbox/*/*; do
-		[ -f "$m" ] && [ "${m##*/}" != sandbox_events ] || continue
+		[ -f "$m" ] && [ "${m##*/}" != sandbox_events ] && maps+=("$m")
+	done
+	[ ${#maps[@]} -gt 0 ] || { echo 0; return; }
+	if ids=$(printf 'map show pinned %s\n' "${maps[@]}" | bpftool -j batch file - 2>/dev/null |
+		jq -r '.[].output | select(.type | test("hash")) | .id'); then
+		[ -n "$ids" ] || { echo 0; return; }
+		# shellcheck disable=SC2086 # one id a word
+		n=$(printf 'map dump id %s\n' $ids | bpftool -j batch file - 2>/dev/null |
+			jq '[.[].output | length] | add // 0') && { echo "$n"; return; }
+	fi
+	for m in "${maps[@]}"; do
 		bpftool -j map show pinned "$m" 2>/dev/null | jq -e '.type | test("hash")' >/dev/null || continue
 		n=$(bpftool -j map dump pinned "$m" 2>/dev/null | jq length) || n=0
 		total=$((total + n))

@@ -7,6 +7,8 @@
 #                        (e.g. "test_00*" or "*harness*,test_1?_*"); default all
 #   BPFBOX_TEST_EXCLUDE  globs of files left out (default none)
 #   BPFBOX_TEST_TIMEOUT  seconds per file (default 300)
+#   BPFBOX_KERNEL_SHARE  I/N: this guest's share of the cases that run on one kernel
+#                        only (make vm-test sets it; tests/vm/lib.sh t_share); default all
 # Exit 0 only if nothing failed and at least one assertion ran.
 set -euo pipefail
 
@@ -21,6 +23,8 @@ trap 'rm -f "$log"' EXIT
 
 echo "# kernel: $(uname -r)"
 echo "# lsm: $(cat /sys/kernel/security/lsm 2>/dev/null || echo '(securityfs missing)')"
+[ -z "${BPFBOX_KERNEL_SHARE-}" ] ||
+	echo "# share: ${BPFBOX_KERNEL_SHARE} of the kernels ${BPFBOX_KERNELS:-(unnamed)}; cases of the other shares are skipped"
 
 selected() {
 	local f

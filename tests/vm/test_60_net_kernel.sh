@@ -110,9 +110,10 @@ assert_event "the bind refusal is an event naming process and rule" \
 	'.event.action == "bind" and .process.name == "python3" and .network.transport == "tcp"'
 assert_fails "listen is refused without allowLocalBinding" box python3 "$CLIENT" listen
 assert_contains "$T_OUT" '^EPERM'
+# The wait ends early when the server has died (its bind refused).
 # shellcheck disable=SC2016 # expanded by the sandboxed shell
 serve_and_fetch='python3 '"$T_ROOT"'/tests/vm/servers/serve.py http 127.0.0.1 9001 '"$T_TMP"'/www >'"$T_TMP"'/work/srv.out 2>&1 &
-for i in $(seq 50); do grep -q ready '"$T_TMP"'/work/srv.out 2>/dev/null && break; sleep 0.2; done
+for i in $(seq 50); do grep -q ready '"$T_TMP"'/work/srv.out 2>/dev/null && break; kill -0 $! 2>/dev/null || break; sleep 0.2; done
 curl -sS --max-time 10 --noproxy "*" http://127.0.0.1:9001/hello.txt; rc=$?; kill %1; exit $rc'
 assert_fails "a sandboxed server cannot serve without allowLocalBinding" box bash -c "$serve_and_fetch"
 assert_not_contains "$T_OUT" hello-remote

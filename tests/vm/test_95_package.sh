@@ -5,7 +5,10 @@
 # with setpriv), a sandbox run by a non-root user through the daemon's socket, logrotate -f
 # with the installed rule and later events in the new file, then dpkg --purge and nothing
 # of bpfbox left: the package's files, /var/log/bpfbox, /run/bpfbox, pins, cgroups.
+# Its subject is the package, not the kernel: `make vm-test` runs it on its second kernel
+# only (BPFBOX_KERNEL_SHARE, tests/vm/lib.sh t_share_file).
 . "$(dirname "$0")/lib.sh"
+t_share_file 2
 
 VERSION=$(cat "$T_ROOT/VERSION")
 DEB=$T_ROOT/build/bpfbox_${VERSION}_amd64.deb
