@@ -109,7 +109,8 @@ t_exec as_user "$BIN exec -- sh -c 'id -u; echo x >made'"
 [ "$T_RC" = 0 ] && grep -qx "$(id -u bb95)" "$T_OUT" && t_ok "bb95's sandbox runs through the daemon, as bb95" ||
 	t_fail "bb95's sandbox runs through the daemon, as bb95" "$(t_cmd_diag as_user exec)"
 assert_eq "bb95" "$(stat -c %U "$UH/proj/made" 2>&1)" "the file the sandbox wrote in the launch directory is bb95's"
-t_exec as_user "$BIN exec -- cat $UH/.ssh/id_test"
+# The caller's own log apart (its event lines would otherwise interleave with cat's message on stderr).
+t_exec as_user "$BIN exec --log-file /dev/null -- cat $UH/.ssh/id_test"
 [ "$T_RC" = 1 ] && grep -q "^cat: $UH/.ssh/id_test: Operation not permitted" "$T_OUT" && t_ok "the platform policy (the ceiling) keeps bb95's ~/.ssh unreadable" ||
 	t_fail "the platform policy keeps bb95's ~/.ssh unreadable" "$(t_cmd_diag as_user exec cat)"
 assert_contains "$ADMIN_LOG" "\"path\":\"$UH/.ssh/id_test\"" "the refusal is in the daemon's admin log"
