@@ -173,8 +173,13 @@ static __always_inline bool destination_allowed(struct bpf_sock_addr *ctx, struc
 {
 	if (is_v4 && ip4 == LOOPBACK4 && type == SOCK_STREAM &&
 	    ((sb->proxy_port && port == sb->proxy_port) || (sb->socks_port && port == sb->socks_port))) {
-		/* Who connects goes with the socket, for the proxy's events (never a reason to refuse). */
-		remember_redirect(sk, sb_id, BB_REDIRECT_PROXY, family, ip6, port, ip6, port);
+		/*
+		 * Who connects to bpfbox's own proxy goes with the socket, for its
+		 * events (never a reason to refuse); an external proxy would never
+		 * take the entry.
+		 */
+		if (port == sb->own_proxy_port)
+			remember_redirect(sk, sb_id, BB_REDIRECT_PROXY, family, ip6, port, ip6, port);
 		return true;
 	}
 	if ((sb->flags & BB_SB_ALLOW_LOCAL_BIND) && ((is_v4 && loopback4(ip4)) || v6_lo) &&

@@ -66,7 +66,8 @@ struct bb_sandbox {
 	/* The proxy's transparent listeners (0 = none): TCP to a learned address goes there. */
 	bb_u16 tport4; /* on 127.0.0.1 */
 	bb_u16 tport6; /* on ::1 */
-	bb_u32 pad;
+	bb_u16 own_proxy_port; /* bpfbox's own explicit proxy (0 = none): who connects to it is kept */
+	bb_u16 pad;
 	bb_u64 lost; /* events dropped because the ring buffer was full */
 	bb_u64 denied; /* refusals counted in the kernel */
 };

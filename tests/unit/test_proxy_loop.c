@@ -1301,6 +1301,8 @@ static void test_transparent_late_name(void **state)
 	e = wait_event(f, 4);
 	assert_true(e->allowed);
 	assert_string_equal(e->kind, "http");
+	/* Forwarded like a timely one: the response head was read (its status), not spliced through. */
+	assert_int_equal(e->status, 200);
 }
 
 int main(void)

@@ -821,6 +821,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	ports = (struct sandbox_ports){
 		.proxy = r->http_port,
 		.socks = r->socks_port != r->http_port ? r->socks_port : 0,
+		.own_proxy = r->proxy_started ? r->proxy.port : 0,
 		.dns4 = r->dns.port4,
 		.dns6 = r->dns.port6,
 		.transparent4 = r->proxy.tport4,

@@ -224,14 +224,18 @@ static bool http_client_in(struct proxy_conn *c)
 
 static bool tunnel_client_in(struct proxy_conn *c)
 {
+	size_t limit = c->up.cap;
 	ssize_t n;
 
 	if (!c->crd || c->up_eof)
 		return false;
+	/* Held first bytes are read no further than a timely sniff would have read them. */
+	if (c->late_check && c->in.cap < limit)
+		limit = c->in.cap;
 	compact(&c->up, NULL);
-	if (c->up.len == c->up.cap)
+	if (c->up.len >= limit)
 		return false;
-	n = read_into(c->cfd, &c->up, c->up.cap);
+	n = read_into(c->cfd, &c->up, limit);
 	if (n > 0)
 		return true;
 	if (n == 0) {

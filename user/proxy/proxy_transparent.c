@@ -336,6 +336,14 @@ static void decide_again(struct proxy_conn *c, size_t len)
 	c->via_parent = false;
 	c->pstep = 0;
 	c->hs_off = c->hs_len = c->hr_len = 0;
+	/* Nothing came down yet, but the pipes may be open: the new decision starts afresh. */
+	proxy_pipe_close(&c->to_up);
+	proxy_pipe_close(&c->to_down);
+	c->up_spliced = c->down_spliced = false;
+	c->down.off = c->down.len = 0;
+	c->resp_done = c->resp_sent = false;
+	c->resp_base = c->resp_scan = 0;
+	c->status = 0;
 	c->down_eof = c->down_shut = false;
 	c->kind = "tcp";
 	c->st = PS_TSNIFF;
@@ -367,8 +375,8 @@ static bool late_check(struct proxy_conn *c)
 		return false;
 	}
 	c->kind = fb == FB_TLS ? "tls" : "http";
-	/* A name after the server spoke is a conversation already under way: not decided twice. */
-	if (c->bytes_down || c->down.len || c->to_down.held) {
+	/* A name after the server spoke (or closed) is a conversation already under way: not decided twice. */
+	if (c->bytes_down || c->down.len || c->to_down.held || c->down_eof || c->down_shut) {
 		c->allowed = false;
 		snprintf(c->rule, sizeof(c->rule), "transparent:late-name");
 		snprintf(c->reason, sizeof(c->reason), "a name came after the server spoke first");

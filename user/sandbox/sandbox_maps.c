@@ -239,6 +239,7 @@ int sandbox_maps_enforce(const struct bpf_state *st, uint64_t id, const struct s
 	sb.dns_port6 = (bb_u16)ports->dns6;
 	sb.tport4 = (bb_u16)ports->transparent4;
 	sb.tport6 = (bb_u16)ports->transparent6;
+	sb.own_proxy_port = (bb_u16)ports->own_proxy;
 	if (bpf_map_update_elem(fd, &id, &sb, BPF_EXIST))
 		return errmsg_set(em, -errno, "switching the sandbox to enforcement");
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);

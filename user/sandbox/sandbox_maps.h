@@ -66,6 +66,7 @@ int sandbox_maps_allow_unix_names(const struct bpf_state *st, uint64_t id, const
 /* Where the kernel lets a sandbox's connects go, or sends them; 0 = none. */
 struct sandbox_ports {
 	unsigned proxy, socks; /* reachable on 127.0.0.1 */
+	unsigned own_proxy; /* which of them is bpfbox's own proxy (0 = neither) */
 	unsigned dns4, dns6; /* port 53 goes here (127.0.0.1, ::1) */
 	unsigned transparent4, transparent6; /* TCP to learned addresses goes here */
 };
