@@ -346,6 +346,12 @@ static int setup_short_idle(void **state)
 	return setup_with(state, 300, 3);
 }
 
+/* Three slots and the usual idle time: a loaded machine must not time the held clients out mid-test. */
+static int setup_three_slots(void **state)
+{
+	return setup_with(state, 3000, 3);
+}
+
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
@@ -1327,8 +1333,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stalled_clients, setup_short_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_slowloris, setup_short_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_tunnel, setup_short_idle, teardown),
-		cmocka_unit_test_setup_teardown(test_max_clients, setup_short_idle, teardown),
-		cmocka_unit_test_setup_teardown(test_evict_waiting, setup_short_idle, teardown),
+		cmocka_unit_test_setup_teardown(test_max_clients, setup_three_slots, teardown),
+		cmocka_unit_test_setup_teardown(test_evict_waiting, setup_three_slots, teardown),
 		cmocka_unit_test_setup_teardown(test_transparent_tls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transparent_http, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transparent_no_name, setup, teardown),
