@@ -1115,17 +1115,26 @@ static int t_client(struct fixture *f)
 	return fd;
 }
 
-static size_t t_exchange(struct fixture *f, const void *req, size_t n, char *out, size_t cap)
+/* Connects, stays silent for silent_us, sends req, half-closes, reads the answer to EOF. */
+static size_t t_exchange_after(struct fixture *f, useconds_t silent_us, const void *req, size_t n, char *out,
+			       size_t cap)
 {
 	int fd = t_client(f);
 	size_t got;
 
+	if (silent_us)
+		usleep(silent_us);
 	if (n)
 		send_all(fd, req, n);
 	shutdown(fd, SHUT_WR);
 	got = read_all(fd, out, cap);
 	close(fd);
 	return got;
+}
+
+static size_t t_exchange(struct fixture *f, const void *req, size_t n, char *out, size_t cap)
+{
+	return t_exchange_after(f, 0, req, n, out, cap);
 }
 
 /* A minimal TLS 1.3 ClientHello record naming name. */
@@ -1254,18 +1263,13 @@ static void test_transparent_late_name(void **state)
 	unsigned char hello[512];
 	char out[2048];
 	const char *get = "GET /x HTTP/1.1\r\nHost: other.test\r\n\r\n";
+	const useconds_t late = 400000; /* twice the fixture's sniff time */
 	const struct ev_copy *e;
 	size_t n;
-	int fd;
 
 	/* An allowed address, a late ClientHello for another name: closed, nothing relayed. */
-	fd = t_client(f);
-	usleep(400000);
 	n = client_hello(hello, "other.test");
-	send_all(fd, hello, n);
-	shutdown(fd, SHUT_WR);
-	assert_int_equal(read_all(fd, out, sizeof(out)), 0);
-	close(fd);
+	assert_int_equal(t_exchange_after(f, late, hello, n, out, sizeof(out)), 0);
 	e = wait_event(f, 1);
 	assert_false(e->allowed);
 	assert_string_equal(e->kind, "tls");
@@ -1273,37 +1277,22 @@ static void test_transparent_late_name(void **state)
 	assert_string_equal(e->rule, "transparent:not-learned");
 	assert_int_equal(e->up, 0);
 	/* A late ClientHello for the name the address was learned for: relayed unchanged. */
-	fd = t_client(f);
-	usleep(400000);
 	n = client_hello(hello, "allowed.test");
-	send_all(fd, hello, n);
-	shutdown(fd, SHUT_WR);
-	assert_int_equal(read_all(fd, out, sizeof(out)), n);
+	assert_int_equal(t_exchange_after(f, late, hello, n, out, sizeof(out)), n);
 	assert_memory_equal(out, hello, n);
-	close(fd);
 	e = wait_event(f, 2);
 	assert_true(e->allowed);
 	assert_string_equal(e->host, "allowed.test");
 	/* A late request with a foreign Host: srt's 403. */
-	fd = t_client(f);
-	usleep(400000);
-	send_all(fd, get, strlen(get));
-	shutdown(fd, SHUT_WR);
-	assert_true(read_all(fd, out, sizeof(out)) > 0);
+	assert_true(t_exchange_after(f, late, get, strlen(get), out, sizeof(out)) > 0);
 	assert_non_null(strstr(out, "HTTP/1.1 403 Forbidden"));
-	close(fd);
 	e = wait_event(f, 3);
 	assert_false(e->allowed);
 	assert_string_equal(e->kind, "http");
 	/* Its allowed neighbour: rebuilt and answered. */
 	get = "GET /x HTTP/1.1\r\nHost: allowed.test\r\n\r\n";
-	fd = t_client(f);
-	usleep(400000);
-	send_all(fd, get, strlen(get));
-	shutdown(fd, SHUT_WR);
-	assert_true(read_all(fd, out, sizeof(out)) > 0);
+	assert_true(t_exchange_after(f, late, get, strlen(get), out, sizeof(out)) > 0);
 	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
-	close(fd);
 	e = wait_event(f, 4);
 	assert_true(e->allowed);
 	assert_string_equal(e->kind, "http");

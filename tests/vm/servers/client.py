@@ -32,6 +32,15 @@ import struct
 import sys
 
 
+def read_to_eof(s):
+    data = b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            return data
+        data += b
+
+
 def dns_query():
     q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
     q += b"".join(bytes([len(p)]) + p for p in b"example.com".split(b".")) + b"\0"
@@ -80,12 +89,7 @@ def resolve(args):
         s.settimeout(10)
         s.connect((host, port))
         s.sendall(struct.pack(">H", len(q)) + q)
-        data = b""
-        while True:
-            b = s.recv(4096)
-            if not b:
-                break
-            data += b
+        data = read_to_eof(s)
         peer = s.getpeername()
         m = data[2:]
     else:
@@ -136,12 +140,7 @@ def run(mode, args):
         ctx = ssl.create_default_context(cafile=args[3])
         t = ctx.wrap_socket(s, server_hostname=args[2])
         t.sendall(b"GET /hello.txt HTTP/1.0\r\nHost: " + args[2].encode() + b"\r\n\r\n")
-        body = b""
-        while True:
-            b = t.recv(4096)
-            if not b:
-                break
-            body += b
+        body = read_to_eof(t)
         return "ok " + body.decode(errors="replace").strip().splitlines()[-1]
     if mode == "raw":
         socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
