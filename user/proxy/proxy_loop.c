@@ -202,8 +202,7 @@ static void accept_clients(struct proxy *p)
 				continue;
 			return;
 		}
-		peer.known = false;
-		if (p->cfg.peer && p->cfg.peer(p->cfg.ctx, &ss, ntohs(p->self.sin_port), &peer))
+		if (!p->cfg.peer || p->cfg.peer(p->cfg.ctx, &ss, ntohs(p->self.sin_port), &peer))
 			peer.known = false;
 		if (p->nconns >= p->cfg.max_clients && !evict_waiting(p)) {
 			/* Refuse at once: a full proxy must stay responsive to the others. */

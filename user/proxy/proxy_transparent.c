@@ -354,7 +354,8 @@ static void decide_again(struct proxy_conn *c, size_t len)
 
 static bool late_check(struct proxy_conn *c)
 {
-	size_t len = c->up.len - c->up.off, cap = c->in.cap;
+	/* The relay reads held bytes no further than in.cap: they fit where a timely sniff keeps them. */
+	size_t len = c->up.len - c->up.off;
 	enum first_bytes fb;
 
 	if (!len) {
@@ -362,7 +363,7 @@ static bool late_check(struct proxy_conn *c)
 			c->late_check = NULL; /* closed without a byte: nothing to read a name from */
 		return true;
 	}
-	fb = classify(c->up.data + c->up.off, len < cap ? len : cap, cap);
+	fb = classify(c->up.data + c->up.off, len, c->in.cap);
 	if (fb == FB_OTHER) {
 		c->late_check = NULL;
 		return true;
@@ -381,13 +382,6 @@ static bool late_check(struct proxy_conn *c)
 		snprintf(c->rule, sizeof(c->rule), "transparent:late-name");
 		snprintf(c->reason, sizeof(c->reason), "a name came after the server spoke first");
 		proxy_conn_close(c, "a TLS ClientHello or HTTP request after the server spoke first");
-		return false;
-	}
-	if (len > cap) {
-		orig_host(c, c->host, sizeof(c->host));
-		snprintf(c->rule, sizeof(c->rule), "malformed");
-		c->allowed = false;
-		proxy_conn_close(c, "first bytes larger than the header limit");
 		return false;
 	}
 	decide_again(c, len);
