@@ -100,7 +100,8 @@ def seeds():
                 s["daemon"].add(bytes([n]) + lit)
     fds = b'"fds":{"stdin":0,"stdout":1,"stderr":2,"cwd":3,"log":4}'
     for extra in (b"", b',"pass":[{"fd":5,"as":7}]', b',"policy":{"name":"p.json","content":"{}"}',
-                  b',"tty":true,"timeout_ms":1000,"log_format":"text","env":["A=1"]'):
+                  b',"tty":true,"timeout_ms":1000,"log_format":"text","env":["A=1"]',
+                  b',"log_format":"auto","log_level":"debug"'):
         s["daemon"].add(b"\x06" + b'{"v":1,"op":"exec","argv":["sh","-c","id"],' + fds + extra + b"}")
     for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
         s["parsers"].add(dns_query(name, 1))

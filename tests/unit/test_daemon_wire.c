@@ -94,6 +94,15 @@ static void test_round_trip(void **state)
 	assert_int_equal(out.exec.pass[0].target, 7);
 	wire_request_free(&out);
 	free(body);
+
+	/* "auto" is a value a request may carry, not the same as leaving it out. */
+	in.exec.log_format = 0;
+	body = wire_request_encode(&in);
+	assert_non_null(body);
+	assert_int_equal(decode(body, 6, &out, &em), 0);
+	assert_int_equal(out.exec.log_format, 0);
+	wire_request_free(&out);
+	free(body);
 }
 
 /* Every refusal: the error names the field a caller got wrong. */

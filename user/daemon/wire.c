@@ -223,7 +223,7 @@ static int decode_exec(const cJSON *root, size_t n_fds, struct wire_exec *x, str
 		enum log_format f;
 
 		if (log_format_parse(fmt, &f))
-			return errmsg_set(em, -EINVAL, "log_format: expected json or text");
+			return errmsg_set(em, -EINVAL, "log_format: expected auto, json or text");
 		x->log_format = (int)f;
 	}
 	if (lvl) {
@@ -382,7 +382,7 @@ char *wire_request_encode(const struct wire_request *req)
 		ok = cJSON_AddNumberToObject(root, "timeout_ms", (double)x->timeout_ms) != NULL;
 	if (ok && x->kill_after_ms >= 0)
 		ok = cJSON_AddNumberToObject(root, "kill_after_ms", (double)x->kill_after_ms) != NULL;
-	if (ok && x->log_format > 0 && x->log_format < 3)
+	if (ok && x->log_format >= 0 && x->log_format < 3)
 		ok = cJSON_AddStringToObject(root, "log_format", format_names[x->log_format]) != NULL;
 	if (ok && x->log_level >= 0 && x->log_level < LOG_LEVELS)
 		ok = cJSON_AddStringToObject(root, "log_level", log_level_name((enum log_level)x->log_level)) != NULL;
