@@ -161,6 +161,7 @@ struct unix_address {
 };
 
 struct sock_common {
+	unsigned short skc_num; /* the local port, host byte order */
 	unsigned short skc_family;
 };
 
@@ -185,6 +186,8 @@ struct socket {
 	short type;
 	struct sock *sk;
 };
+
+struct msghdr; /* only passed along */
 
 /* The description sits in an anonymous union in the kernel; CO-RE finds it by name. */
 struct key {

@@ -135,6 +135,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } tconns SEC(".maps");
 
+/* Senders of the sandboxes' DNS queries (struct bb_dns_peer_key); LRU: a busy resolver's oldest age out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BB_MAX_DNS_PEERS);
+	__type(key, struct bb_dns_peer_key);
+	__type(value, struct bb_peer);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} dns_peers SEC(".maps");
+
 /* Original destinations of sockets the kernel redirected (struct bb_redirect); they go with the socket. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);

@@ -141,6 +141,34 @@ static __always_inline bool remember_redirect(struct bpf_sock *sk, __u64 sb_id, 
 	return true;
 }
 
+/* Files who sends a DNS query from this port, for the resolver's events (never a reason to refuse). */
+static __always_inline void file_dns_peer(__u64 sb_id, __u32 port, __u32 listener, __u32 family, __u32 proto,
+					  const struct bb_peer *peer)
+{
+	struct bb_dns_peer_key key = {};
+
+	if (!port)
+		return;
+	key.sandbox = sb_id;
+	key.port = port;
+	key.listener = listener;
+	key.family = family;
+	key.proto = proto;
+	bpf_map_update_elem(&dns_peers, &key, peer, BPF_ANY);
+}
+
+/* A UDP sendto has its port by now (the kernel binds before this hook): file its sender. */
+static __always_inline void file_dns_sendto(struct bpf_sock *sk, __u64 sb_id, __u32 op, __u32 proto, __u32 listener,
+					    __u32 family)
+{
+	struct bb_peer peer = {};
+
+	if (op != BB_OP_SENDMSG || proto != IPPROTO_UDP_ || !sk)
+		return;
+	fill_peer(&peer);
+	file_dns_peer(sb_id, sk->src_port, listener, family, proto, &peer);
+}
+
 /*
  * Did the sandbox learn this address (for a name its policy allows), on a
  * port that name's rules allow? Expired entries count as never learned.
@@ -205,6 +233,7 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 
 		if (!remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET, addr, port, via, sb->dns_port4))
 			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
+		file_dns_sendto(sk, id, op, proto, sb->dns_port4, AF_INET);
 		ctx->user_ip4 = via[0];
 		ctx->user_port = bpf_htons(sb->dns_port4);
 		return CGROUP_ALLOW;
@@ -248,6 +277,7 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 
 		if (!remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET6, ip6, port, via, via_port))
 			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
+		file_dns_sendto(sk, id, op, proto, via_port, mapped ? AF_INET : AF_INET6);
 		ctx->user_ip6[0] = via[0];
 		ctx->user_ip6[1] = via[1];
 		ctx->user_ip6[2] = via[2];
@@ -389,7 +419,7 @@ int bb_sockops(struct bpf_sock_ops *skops)
 	if (!sk)
 		return 1;
 	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
-	if (!r || (r->kind != BB_REDIRECT_TRANSPARENT && r->kind != BB_REDIRECT_PROXY))
+	if (!r || (r->kind != BB_REDIRECT_TRANSPARENT && r->kind != BB_REDIRECT_PROXY && r->kind != BB_REDIRECT_DNS))
 		return 1;
 	family = skops->family;
 	key.family = family;
@@ -414,6 +444,10 @@ int bb_sockops(struct bpf_sock_ops *skops)
 	}
 	key.port = skops->local_port;
 	key.listener = r->via_port;
+	if (r->kind == BB_REDIRECT_DNS) {
+		file_dns_peer(r->sandbox, key.port, key.listener, key.family, IPPROTO_TCP_, &r->peer);
+		return 1;
+	}
 	v.sandbox = r->sandbox;
 	__builtin_memcpy(v.orig_addr, r->orig_addr, 16);
 	v.orig_port = r->orig_port;
@@ -541,6 +575,37 @@ int BPF_PROG(bb_socket_listen, struct socket *sock, int backlog)
 		return 0;
 	report_net(sb, id, BB_OP_BIND, BB_RULE_BIND, family, addr, 0, 6);
 	return refusal(sb, EPERM);
+}
+
+/*
+ * Each send on a UDP socket connected to the sandbox's DNS (as the system
+ * resolver does) files its sender: the connect hook ran before the socket had
+ * a port. Never refuses.
+ */
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(bb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
+{
+	struct bb_peer peer = {};
+	struct bb_redirect *r;
+	struct bb_sandbox *sb;
+	struct sock *sk;
+	__u32 family;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb)
+		return 0;
+	sk = sock->sk;
+	if (!sk || sk->sk_protocol != IPPROTO_UDP_)
+		return 0;
+	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
+	if (!r || r->kind != BB_REDIRECT_DNS || r->sandbox != id)
+		return 0;
+	/* An IPv6 socket sent to ::ffff:127.0.0.1 reaches the resolver's IPv4 socket. */
+	family = r->family == AF_INET || r->via_addr[2] == bpf_htonl(0xffff) ? AF_INET : AF_INET6;
+	fill_peer(&peer);
+	file_dns_peer(id, sk->__sk_common.skc_num, r->via_port, family, IPPROTO_UDP_, &peer);
+	return 0;
 }
 
 /* An abstract name is listed when its bytes after the leading NUL are, exactly. */

@@ -146,6 +146,24 @@ struct bb_tconn {
 	struct bb_peer peer;
 };
 
+/*
+ * Who sent a DNS query the kernel redirected to a sandbox's resolver, filed
+ * under the client's port as the resolver sees it (the address is always
+ * loopback) when the query leaves: at sendto (cgroup sendmsg), at each send
+ * on a connected UDP socket (lsm socket_sendmsg) and when a TCP connection is
+ * established (sock_ops). The resolver's events name the task; the supervisor
+ * deletes the sandbox's entries when it ends.
+ */
+#define BB_MAX_DNS_PEERS 8192
+struct bb_dns_peer_key {
+	bb_u64 sandbox;
+	bb_u16 port; /* the client's port, host byte order */
+	bb_u16 listener; /* the resolver's port */
+	bb_u8 family; /* of the resolver's socket that receives it: IPv4-mapped clients reach the IPv4 one */
+	bb_u8 proto; /* IPPROTO_UDP or IPPROTO_TCP */
+	bb_u16 pad;
+};
+
 /* Result of the in-kernel path resolution, one slot per sandbox. */
 struct bb_resolve {
 	bb_u64 seq;

@@ -126,6 +126,32 @@ else
 	t_skip "IPv6 DNS" "the guest has no IPv6 loopback"
 fi
 
+# Each query's event names the task that sent it, however it was sent; here the
+# command itself. Each name is asked once.
+dns_by() { # NAME TRANSPORT
+	echo ".event.action == \"dns-query\" and .dns.question.name == \"$1\" and .network.transport == \"$2\" and .process.user.id == \"0\""
+}
+assert_fails "glibc asks on a connected UDP socket" box getent ahostsv4 glibc.sender.test
+assert_event_by_command "the refusal names getent, its pid, thread and uid (each send is filed)" \
+	"$(dns_by glibc.sender.test udp)" getent
+assert_succeeds "a query by sendto" box python3 "$CLIENT" resolve udp 192.0.2.53 53 sendto.sender.test
+assert_event_by_command "its event names python3 (filed at sendmsg)" "$(dns_by sendto.sender.test udp)" python3
+assert_succeeds "a query on a connected UDP socket" box python3 "$CLIENT" resolve udpconn 192.0.2.53 53 conn.sender.test
+assert_event_by_command "its event names python3" "$(dns_by conn.sender.test udp)" python3
+assert_succeeds "a query over TCP" box python3 "$CLIENT" resolve tcp 192.0.2.53 53 tcp.sender.test
+assert_event_by_command "its event names python3 (filed when the connection is established)" \
+	"$(dns_by tcp.sender.test tcp)" python3
+if ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
+	assert_succeeds "a query over IPv6 UDP" box python3 "$CLIENT" resolve udp6 fd00:200::2 53 udp6.sender.test AAAA
+	assert_event_by_command "its event names python3" "$(dns_by udp6.sender.test udp)" python3
+fi
+assert_succeeds "a child's query" box sh -c 'getent ahostsv4 child.sender.test; echo "shell=$$"'
+shell_pid=$(sed -n 's/^shell=//p' "$T_OUT")
+assert_event "its event names the child getent, not the sandboxed shell" \
+	".event.action == \"dns-query\" and .dns.question.name == \"child.sender.test\" and .process.name == \"getent\" and .process.pid != ${shell_pid:-0} and .process.pid > 0"
+assert_succeeds "the sandboxes left no DNS sender in the kernel" \
+	sh -c '[ "$(bpftool -j map dump pinned /sys/fs/bpf/bpfbox/*/dns_peers | jq length)" = 0 ]'
+
 # Only port 53 is redirected; other UDP is refused in the kernel as before.
 assert_fails "UDP to port 443 (QUIC) is refused" box python3 "$CLIENT" dns 10.200.0.2 443
 assert_contains "$T_OUT" '^EPERM'

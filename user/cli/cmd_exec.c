@@ -694,7 +694,7 @@ static int start_proxies(struct exec_run *r, struct errmsg *em)
 	r->http_port = p->http_proxy_port ? (unsigned)p->http_proxy_port : r->proxy.port;
 	r->socks_port = p->socks_proxy_port ? (unsigned)p->socks_proxy_port : r->proxy.port;
 	if (transparent) {
-		err = sandbox_dns_start(&r->dns, p, r->log, &r->learned, em);
+		err = sandbox_dns_start(&r->dns, p, r->log, &r->learned, r->bpf->maps.dns_peers, r->cg.id, em);
 		if (err)
 			return err;
 		r->dns_started = true;

@@ -29,7 +29,7 @@ struct pending {
 	int tcp; /* index of the TCP client, or -1 */
 	struct sockaddr_storage client;
 	socklen_t client_len;
-	char client_text[INET6_ADDRSTRLEN + 8];
+	struct dns_client who;
 	struct dns_question q;
 	uint16_t up_id;
 	uint8_t *query;
@@ -46,12 +46,13 @@ struct tcp_client {
 	size_t have;
 	bool waiting; /* its query is with an upstream */
 	long long deadline;
-	char client_text[INET6_ADDRSTRLEN + 8];
+	struct dns_client who;
 };
 
 struct dns_server {
 	struct dns_server_config cfg;
 	int udp[2], tcp[2]; /* [0] IPv4, [1] IPv6; -1 when absent */
+	unsigned short port[2]; /* their port, UDP and TCP alike */
 	int stop_fd;
 	pthread_t thread;
 	struct pending pend[MAX_PENDING];
@@ -68,23 +69,26 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void addr_text(const struct sockaddr_storage *ss, char *out, size_t len)
+/* The client of a datagram or connection from ss, received on listener f (0 IPv4, 1 IPv6). */
+static void client_of(const struct dns_server *s, const struct sockaddr_storage *ss, int f, struct dns_client *c)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
 
+	memset(c, 0, sizeof(*c));
+	c->listener = s->port[f];
+	c->family = f ? AF_INET6 : AF_INET;
 	if (ss->ss_family == AF_INET) {
 		const struct sockaddr_in *s4 = (const void *)ss;
 
 		inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
-		port = ntohs(s4->sin_port);
-		snprintf(out, len, "%s:%u", ip, port);
+		c->port = ntohs(s4->sin_port);
+		snprintf(c->text, sizeof(c->text), "%s:%u", ip, c->port);
 	} else {
 		const struct sockaddr_in6 *s6 = (const void *)ss;
 
 		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
-		port = ntohs(s6->sin6_port);
-		snprintf(out, len, "[%s]:%u", ip, port);
+		c->port = ntohs(s6->sin6_port);
+		snprintf(c->text, sizeof(c->text), "[%s]:%u", ip, c->port);
 	}
 }
 
@@ -127,7 +131,7 @@ static socklen_t ss_len(const struct sockaddr_storage *ss)
 }
 
 static void emit_ex(struct dns_server *s, const struct dns_question *q, bool parsed, const char *transport,
-		    const char *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
+		    const struct dns_client *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
 		    const char *error, bool synthesized)
 {
 	struct dns_query_event ev = {
@@ -149,7 +153,7 @@ static void emit_ex(struct dns_server *s, const struct dns_question *q, bool par
 }
 
 static void emit(struct dns_server *s, const struct dns_question *q, bool parsed, const char *transport,
-		 const char *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
+		 const struct dns_client *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
 		 const char *error)
 {
 	emit_ex(s, q, parsed, transport, client, allowed, rule, reason, rcode, n, error, false);
@@ -218,7 +222,7 @@ static bool pending_send(struct dns_server *s, struct pending *p)
 /* An allowed name answered without upstream; true when handled. */
 static bool synthesize(struct dns_server *s, const uint8_t *msg, const struct dns_question *q, int udp_fd,
 		       const struct sockaddr_storage *from, socklen_t from_len, int tcp, const char *transport,
-		       const char *client, const char *rule, const char *reason)
+		       const struct dns_client *client, const char *rule, const char *reason)
 {
 	uint8_t out[DNS_HEADER_LEN + 300 + 2 * 28];
 	struct dns_addr a[2];
@@ -245,7 +249,7 @@ static bool synthesize(struct dns_server *s, const uint8_t *msg, const struct dn
 
 static void handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd,
 			 const struct sockaddr_storage *from, socklen_t from_len, int tcp, const char *transport,
-			 const char *client)
+			 const struct dns_client *client)
 {
 	struct dns_question q;
 	const char *rule = NULL, *reason = NULL;
@@ -308,7 +312,7 @@ static void handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp
 	if (from)
 		memcpy(&p->client, from, from_len);
 	p->client_len = from_len;
-	snprintf(p->client_text, sizeof(p->client_text), "%s", client);
+	p->who = *client;
 	p->rule = rule;
 	p->transport = transport;
 	/* The upstream sees a fresh id: an answer must match it and the question to be taken. */
@@ -344,7 +348,7 @@ static void upstream_answer(struct dns_server *s, struct pending *p)
 		s->cfg.on_answer(s->cfg.ctx, p->q.name, s->addrs, n);
 	s->buf[0] = p->q.id >> 8;
 	s->buf[1] = p->q.id & 0xff;
-	emit(s, &p->q, true, p->transport, p->client_text, true, p->rule, NULL, rcode, n, NULL);
+	emit(s, &p->q, true, p->transport, &p->who, true, p->rule, NULL, rcode, n, NULL);
 	reply(s, p->reply_fd, &p->client, p->client_len, p->tcp, s->buf, (size_t)len);
 	pending_free(p);
 }
@@ -362,17 +366,18 @@ static void pending_timeout(struct dns_server *s, struct pending *p)
 		out[0] = p->q.id >> 8;
 		out[1] = p->q.id & 0xff;
 	}
-	emit(s, &p->q, true, p->transport, p->client_text, true, p->rule, NULL, DNS_RCODE_SERVFAIL, 0,
+	emit(s, &p->q, true, p->transport, &p->who, true, p->rule, NULL, DNS_RCODE_SERVFAIL, 0,
 	     "no upstream server answered");
 	if (n > 0)
 		reply(s, p->reply_fd, &p->client, p->client_len, p->tcp, out, n);
 	pending_free(p);
 }
 
-static void udp_readable(struct dns_server *s, int fd)
+static void udp_readable(struct dns_server *s, int f)
 {
 	struct sockaddr_storage from;
-	char client[INET6_ADDRSTRLEN + 8];
+	struct dns_client client;
+	int fd = s->udp[f];
 
 	for (int i = 0; i < 64; i++) {
 		socklen_t flen = sizeof(from);
@@ -382,16 +387,16 @@ static void udp_readable(struct dns_server *s, int fd)
 			return;
 		if (len > DNS_UDP_MAX)
 			continue; /* truncated by us: not a query we can read whole */
-		addr_text(&from, client, sizeof(client));
-		handle_query(s, s->buf, (size_t)len, fd, &from, flen, -1, "udp", client);
+		client_of(s, &from, f, &client);
+		handle_query(s, s->buf, (size_t)len, fd, &from, flen, -1, "udp", &client);
 	}
 }
 
-static void tcp_accept(struct dns_server *s, int fd)
+static void tcp_accept(struct dns_server *s, int f)
 {
 	struct sockaddr_storage from;
 	socklen_t flen = sizeof(from);
-	int c = accept4(fd, (struct sockaddr *)&from, &flen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int c = accept4(s->tcp[f], (struct sockaddr *)&from, &flen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (c < 0)
 		return;
@@ -407,7 +412,7 @@ static void tcp_accept(struct dns_server *s, int fd)
 		t->have = 0;
 		t->waiting = false;
 		t->deadline = now_ms() + TCP_DEADLINE_MS;
-		addr_text(&from, t->client_text, sizeof(t->client_text));
+		client_of(s, &from, f, &t->who);
 		return;
 	}
 	close(c); /* too many: the client retries or gives up */
@@ -434,7 +439,7 @@ static void tcp_readable(struct dns_server *s, int i)
 	}
 	if (t->have < 2 || t->have < 2 + ((size_t)t->buf[0] << 8 | t->buf[1]))
 		return;
-	handle_query(s, t->buf + 2, t->have - 2, -1, NULL, 0, i, "tcp", t->client_text);
+	handle_query(s, t->buf + 2, t->have - 2, -1, NULL, 0, i, "tcp", &t->who);
 }
 
 static void *dns_thread(void *arg)
@@ -452,11 +457,13 @@ static void *dns_thread(void *arg)
 		for (int f = 0; f < 2; f++) {
 			if (s->udp[f] >= 0) {
 				pfd[n] = (struct pollfd){ s->udp[f], POLLIN, 0 };
-				kind[n++] = 1;
+				kind[n] = 1;
+				idx[n++] = f;
 			}
 			if (s->tcp[f] >= 0) {
 				pfd[n] = (struct pollfd){ s->tcp[f], POLLIN, 0 };
-				kind[n++] = 2;
+				kind[n] = 2;
+				idx[n++] = f;
 			}
 		}
 		for (int i = 0; i < MAX_PENDING; i++) {
@@ -504,10 +511,10 @@ static void *dns_thread(void *arg)
 				continue;
 			switch (kind[k]) {
 			case 1:
-				udp_readable(s, pfd[k].fd);
+				udp_readable(s, idx[k]);
 				break;
 			case 2:
-				tcp_accept(s, pfd[k].fd);
+				tcp_accept(s, idx[k]);
 				break;
 			case 3:
 				if (s->pend[idx[k]].used && s->pend[idx[k]].fd == pfd[k].fd)
@@ -615,6 +622,8 @@ int dns_server_start(const struct dns_server_config *cfg, struct dns_server **ou
 	/* No IPv6 loopback: IPv6 DNS stays refused in the kernel, as before. */
 	if (bind_pair(AF_INET6, &s->udp[1], &s->tcp[1], port6))
 		*port6 = 0;
+	s->port[0] = *port4;
+	s->port[1] = *port6;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = -pthread_create(&s->thread, NULL, dns_thread, s);

@@ -19,12 +19,20 @@
 
 #define DNS_MAX_UPSTREAMS 3
 
+/* Who asked: the address as the resolver saw it, and which of its sockets got it. */
+struct dns_client {
+	char text[INET6_ADDRSTRLEN + 8]; /* "127.0.0.1:40000", "[::1]:40000" */
+	unsigned short port; /* the client's */
+	unsigned short listener; /* the resolver's port it reached */
+	int family; /* of that listener: AF_INET or AF_INET6 */
+};
+
 /* What happened to one query, for the log. */
 struct dns_query_event {
 	const char *name; /* the question, canonical; NULL when malformed */
 	unsigned qtype;
 	const char *transport; /* "udp" or "tcp" */
-	const char *client; /* "127.0.0.1:40000" as the resolver saw it */
+	const struct dns_client *client;
 	bool allowed;
 	const char *rule;
 	const char *reason;

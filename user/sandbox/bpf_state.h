@@ -51,6 +51,7 @@ struct bpf_state_maps {
 	int sigio_owners;
 	int learned;
 	int tconns;
+	int dns_peers;
 };
 
 struct bpf_state {

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
+
 #include "sandbox_dns.h"
+#include "sandbox_tconn.h"
 
 static bool decide(void *ctx, const char *name, const char **rule, const char **reason)
 {
@@ -83,13 +86,33 @@ static const char *qtype_name(unsigned t, char *buf, size_t len)
 	return buf;
 }
 
+/* The task that sent the query, when the kernel filed it (an entry aged out of the LRU map: none). */
+static void query_sender(const struct sandbox_dns *sd, const struct dns_query_event *de, struct proxy_peer *out)
+{
+	struct bb_dns_peer_key key = { 0 };
+	struct bb_peer p;
+
+	memset(out, 0, sizeof(*out));
+	if (sd->peers_fd < 0 || !de->client)
+		return;
+	key.sandbox = sd->sandbox;
+	key.port = de->client->port;
+	key.listener = de->client->listener;
+	key.family = (uint8_t)de->client->family;
+	key.proto = !strcmp(de->transport, "tcp") ? IPPROTO_TCP : IPPROTO_UDP;
+	if (!bpf_map_lookup_elem(sd->peers_fd, &key, &p))
+		sandbox_peer_from_kernel(&p, out);
+}
+
 static void on_event(void *ctx, const struct dns_query_event *de)
 {
 	struct sandbox_dns *sd = ctx;
 	bool refused = !de->allowed;
+	struct proxy_peer sender;
 	struct log_event *ev;
 	char tbuf[16];
 
+	query_sender(sd, de, &sender);
 	ev = log_event_new(refused ? LOG_WARN : LOG_INFO, "event", "network",
 			   refused ? "protocol,denied" : "protocol,allowed", "dns-query",
 			   refused ? "failure" : "success");
@@ -101,7 +124,8 @@ static void on_event(void *ctx, const struct dns_query_event *de)
 	log_event_set_str(ev, "network.protocol", "dns");
 	log_event_set_str(ev, "network.transport", de->transport);
 	if (de->client)
-		log_event_set_str(ev, "source.address", de->client);
+		log_event_set_str(ev, "source.address", de->client->text);
+	sandbox_peer_log(ev, &sender);
 	log_event_set_str(ev, "rule.name", de->rule ? de->rule : "malformed");
 	if (de->reason)
 		log_event_set_str(ev, "event.reason", de->reason);
@@ -120,7 +144,7 @@ static void on_event(void *ctx, const struct dns_query_event *de)
 }
 
 int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log *log,
-		      struct sandbox_learned *learned, struct errmsg *em)
+		      struct sandbox_learned *learned, int peers_fd, uint64_t sandbox, struct errmsg *em)
 {
 	struct dns_server_config cfg = { 0 };
 	int err;
@@ -129,6 +153,8 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	sd->policy = p;
 	sd->log = log;
 	sd->learned = learned;
+	sd->peers_fd = peers_fd;
+	sd->sandbox = sandbox;
 	cfg.decide = decide;
 	if (learned)
 		cfg.on_answer = on_answer;

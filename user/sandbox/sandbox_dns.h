@@ -3,6 +3,8 @@
 #ifndef BPFBOX_SANDBOX_DNS_H
 #define BPFBOX_SANDBOX_DNS_H
 
+#include <stdint.h>
+
 #include "dns/dns_server.h"
 #include "lib/errmsg.h"
 #include "log/log.h"
@@ -15,10 +17,12 @@ struct sandbox_dns {
 	struct log *log;
 	struct sandbox_learned *learned; /* the answers' addresses go there before the client sees them */
 	unsigned short port4, port6; /* where the kernel sends the sandbox's port-53 traffic */
+	int peers_fd; /* dns_peers: who sent each query, as the kernel filed it */
+	uint64_t sandbox;
 };
 
 int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log *log,
-		      struct sandbox_learned *learned, struct errmsg *em);
+		      struct sandbox_learned *learned, int peers_fd, uint64_t sandbox, struct errmsg *em);
 void sandbox_dns_stop(struct sandbox_dns *sd);
 
 #endif

@@ -324,7 +324,7 @@ int sandbox_learned_orig_dst(struct sandbox_learned *l, const struct sockaddr_st
 
 	if (err)
 		return err;
-	sandbox_tconn_peer(&v, peer);
+	sandbox_peer_from_kernel(&v.peer, peer);
 	if (v.kind != BB_REDIRECT_TRANSPARENT)
 		return -ENOENT; /* a connection to the explicit proxy is no redirected one */
 	memset(orig, 0, sizeof(*orig));

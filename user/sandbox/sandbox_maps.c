@@ -377,6 +377,7 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 	delete_sandbox_keys(st->maps.device_allow, id, sizeof(struct bb_device_key));
 	delete_sandbox_keys(st->maps.learned, id, sizeof(struct bb_learned_key));
 	delete_tconns(st->maps.tconns, id);
+	delete_sandbox_keys(st->maps.dns_peers, id, sizeof(struct bb_dns_peer_key));
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
 	/* The sandbox goes first, so no program finds its ring buffer once given back. */
 	bpf_map_delete_elem(st->maps.sandboxes, &id);

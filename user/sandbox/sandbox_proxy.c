@@ -67,7 +67,7 @@ static int client_peer(void *ctx, const struct sockaddr_storage *client, unsigne
 		return err;
 	if (v.kind != BB_REDIRECT_PROXY)
 		return -ENOENT;
-	sandbox_tconn_peer(&v, out);
+	sandbox_peer_from_kernel(&v.peer, out);
 	return 0;
 }
 
@@ -144,15 +144,7 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	}
 	if (pe->client_addr)
 		log_event_set_str(ev, "source.address", pe->client_addr);
-	if (pe->peer) {
-		char uid[16];
-
-		log_event_set_int(ev, "process.pid", pe->peer->pid);
-		log_event_set_int(ev, "process.thread.id", pe->peer->tid);
-		log_event_set_bytes(ev, "process.name", pe->peer->comm, strnlen(pe->peer->comm, sizeof(pe->peer->comm)));
-		snprintf(uid, sizeof(uid), "%u", pe->peer->uid);
-		log_event_set_str(ev, "process.user.id", uid);
-	}
+	sandbox_peer_log(ev, pe->peer);
 	log_event_set_str(ev, "network.protocol", pe->transparent ? pe->transparent : pe->protocol);
 	log_event_set_str(ev, "rule.name", pe->rule ? pe->rule : "malformed");
 	if (pe->reason)

@@ -2,6 +2,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sandbox/sandbox_tconn.h"
@@ -42,15 +43,28 @@ int sandbox_tconn_take(int map_fd, uint64_t sandbox, const struct sockaddr_stora
 	return out->sandbox == sandbox ? 0 : -EPERM;
 }
 
-void sandbox_tconn_peer(const struct bb_tconn *v, struct proxy_peer *out)
+void sandbox_peer_from_kernel(const struct bb_peer *p, struct proxy_peer *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!v->peer.pid)
+	if (!p->pid)
 		return;
 	out->known = true;
-	out->pid = (int)v->peer.pid;
-	out->tid = (int)v->peer.tid;
-	out->uid = v->peer.uid;
-	memcpy(out->comm, v->peer.comm, sizeof(v->peer.comm));
+	out->pid = (int)p->pid;
+	out->tid = (int)p->tid;
+	out->uid = p->uid;
+	memcpy(out->comm, p->comm, sizeof(p->comm));
 	out->comm[sizeof(out->comm) - 1] = 0;
+}
+
+void sandbox_peer_log(struct log_event *ev, const struct proxy_peer *p)
+{
+	char uid[16];
+
+	if (!p || !p->known)
+		return;
+	log_event_set_int(ev, "process.pid", p->pid);
+	log_event_set_int(ev, "process.thread.id", p->tid);
+	log_event_set_bytes(ev, "process.name", p->comm, strnlen(p->comm, sizeof(p->comm)));
+	snprintf(uid, sizeof(uid), "%u", p->uid);
+	log_event_set_str(ev, "process.user.id", uid);
 }

@@ -2,7 +2,8 @@
 /*
  * A sandbox's TCP connections to its proxy as the kernel filed them
  * (tconns, struct bb_tconn): where a redirected one was going, and the task
- * that connected, for the proxy's events.
+ * that connected, for the proxy's events; and how such a task goes into an
+ * event (the proxy's and the DNS resolver's).
  */
 #ifndef BPFBOX_SANDBOX_TCONN_H
 #define BPFBOX_SANDBOX_TCONN_H
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "bpfbox.h"
+#include "log/log.h"
 #include "proxy/proxy.h"
 
 /*
@@ -20,7 +22,9 @@
  */
 int sandbox_tconn_take(int map_fd, uint64_t sandbox, const struct sockaddr_storage *client,
 		       unsigned short listener, struct bb_tconn *out);
-/* The connecting task of an entry, as the proxy reports it. */
-void sandbox_tconn_peer(const struct bb_tconn *v, struct proxy_peer *out);
+/* The task the kernel filed (pid 0: none), as the proxy reports it. */
+void sandbox_peer_from_kernel(const struct bb_peer *p, struct proxy_peer *out);
+/* process.pid, process.thread.id, process.name and process.user.id of a known task. */
+void sandbox_peer_log(struct log_event *ev, const struct proxy_peer *p);
 
 #endif

@@ -96,3 +96,18 @@ assert_event() {
 		t_fail "$1" "no event of $LOG satisfies: $2"
 	fi
 }
+
+# assert_event_by_command NAME JQ_CONDITION COMM: some event of $LOG satisfies
+# the condition and names the sandboxed command itself: COMM, with the pid its
+# sandbox's start event gives, a thread and a uid.
+assert_event_by_command() {
+	if jq -e -s --arg c "$3" '[.[] | select(.event.action == "sandbox-start")] as $s |
+		any(.[]; ('"$2"') and (. as $e | .process.name == $c and (.process.user.id | type) == "string" and
+		    .process.thread.id > 0 and
+		    any($s[]; .bpfbox.sandbox.id == $e.bpfbox.sandbox.id and .process.pid == $e.process.pid)))' \
+		"$LOG" >/dev/null 2>&1; then
+		t_ok "$1"
+	else
+		t_fail "$1" "no event of $LOG satisfies $2 with the sandboxed $3's pid, thread and uid"
+	fi
+}
