@@ -120,16 +120,17 @@ static __always_inline void fill_peer(struct bb_peer *p)
  * recvmsg and getpeername can show the original. False when it cannot be
  * kept: the caller refuses rather than redirect without a way back.
  */
-static __always_inline bool remember_redirect(struct bpf_sock *sk, __u64 sb_id, __u32 kind, __u32 family,
-					      const __u32 *orig, __u32 orig_port, const __u32 *via, __u32 via_port)
+static __always_inline struct bb_redirect *remember_redirect(struct bpf_sock *sk, __u64 sb_id, __u32 kind,
+							     __u32 family, const __u32 *orig, __u32 orig_port,
+							     const __u32 *via, __u32 via_port)
 {
 	struct bb_redirect *r;
 
 	if (!sk)
-		return false;
+		return NULL;
 	r = bpf_sk_storage_get(&sock_redirect, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!r)
-		return false;
+		return NULL;
 	__builtin_memcpy(r->orig_addr, orig, 16);
 	__builtin_memcpy(r->via_addr, via, 16);
 	r->sandbox = sb_id;
@@ -138,17 +139,22 @@ static __always_inline bool remember_redirect(struct bpf_sock *sk, __u64 sb_id, 
 	r->family = family;
 	r->kind = kind;
 	fill_peer(&r->peer);
-	return true;
+	return r;
 }
 
-/* Files who sends a DNS query from this port, for the resolver's events (never a reason to refuse). */
-static __always_inline void file_dns_peer(__u64 sb_id, __u32 port, __u32 listener, __u32 family, __u32 proto,
-					  const struct bb_peer *peer)
+/*
+ * Files who sends a DNS query from this port, for the resolver's events
+ * (never a reason to refuse); the socket's redirect keeps the port, for
+ * the entry to go with the socket (bb_sock_release).
+ */
+static __always_inline void file_dns_peer(struct bb_redirect *r, __u64 sb_id, __u32 port, __u32 listener,
+					  __u32 family, __u32 proto, const struct bb_peer *peer)
 {
 	struct bb_dns_peer_key key = {};
 
 	if (!port)
 		return;
+	r->dns_port = port;
 	key.sandbox = sb_id;
 	key.port = port;
 	key.listener = listener;
@@ -158,15 +164,27 @@ static __always_inline void file_dns_peer(__u64 sb_id, __u32 port, __u32 listene
 }
 
 /* A UDP sendto has its port by now (the kernel binds before this hook): file its sender. */
-static __always_inline void file_dns_sendto(struct bpf_sock *sk, __u64 sb_id, __u32 op, __u32 proto, __u32 listener,
-					    __u32 family)
+static __always_inline void file_dns_sendto(struct bpf_sock *sk, struct bb_redirect *r, __u64 sb_id, __u32 op,
+					    __u32 proto, __u32 listener, __u32 family)
 {
-	struct bb_peer peer = {};
-
 	if (op != BB_OP_SENDMSG || proto != IPPROTO_UDP_ || !sk)
 		return;
-	fill_peer(&peer);
-	file_dns_peer(sb_id, sk->src_port, listener, family, proto, &peer);
+	file_dns_peer(r, sb_id, sk->src_port, listener, family, proto, &r->peer);
+}
+
+/* Did the kernel send this socket's DNS to the resolver's port (IPv4-mapped, the only case asked)? */
+static __always_inline bool redirected_to_dns(struct bpf_sock *sk, __u32 port)
+{
+	struct bb_redirect *r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
+
+	return r && r->kind == BB_REDIRECT_DNS && r->family == AF_INET6 && r->via_port == port &&
+	       r->via_addr[2] == bpf_htonl(0xffff) && r->via_addr[3] == bpf_htonl(LOOPBACK4);
+}
+
+/* The resolver's family for a redirect: an IPv6 socket sent to ::ffff:127.0.0.1 reaches its IPv4 socket. */
+static __always_inline __u32 dns_listener_family(const struct bb_redirect *r)
+{
+	return r->family == AF_INET || r->via_addr[2] == bpf_htonl(0xffff) ? AF_INET : AF_INET6;
 }
 
 /*
@@ -230,14 +248,36 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 		return CGROUP_DENY; /* only sandbox cgroups carry this program: fail closed */
 	if (port == DNS_PORT && sb->dns_port4 && dns_transport(type, proto)) {
 		__u32 via[4] = { bpf_htonl(LOOPBACK4) };
+		struct bb_redirect *r;
 
-		if (!remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET, addr, port, via, sb->dns_port4))
+		/*
+		 * An IPv6 socket's datagram to an IPv4-mapped server comes through
+		 * this hook: keep it in the socket's own layout, which recvmsg6 and
+		 * getpeername6 restore.
+		 */
+		if (sk && sk->family == AF_INET6) {
+			__u32 orig6[4] = { 0, 0, bpf_htonl(0xffff), raw_ip };
+			__u32 via6[4] = { 0, 0, bpf_htonl(0xffff), via[0] };
+
+			r = remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET6, orig6, port, via6, sb->dns_port4);
+		} else {
+			r = remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET, addr, port, via, sb->dns_port4);
+		}
+		if (!r)
 			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
-		file_dns_sendto(sk, id, op, proto, sb->dns_port4, AF_INET);
+		file_dns_sendto(sk, r, id, op, proto, sb->dns_port4, AF_INET);
 		ctx->user_ip4 = via[0];
 		ctx->user_port = bpf_htons(sb->dns_port4);
 		return CGROUP_ALLOW;
 	}
+	/*
+	 * Each send on an IPv6 UDP socket connected to an IPv4-mapped server
+	 * comes here with the address the connect hook put there: the
+	 * sandbox's resolver. Only that socket's own redirect passes.
+	 */
+	if (op == BB_OP_SENDMSG && ip4 == LOOPBACK4 && port == sb->dns_port4 && port && sk && sk->family == AF_INET6 &&
+	    redirected_to_dns(sk, port))
+		return CGROUP_ALLOW;
 	if (destination_allowed(ctx, sk, AF_INET, sb, id, addr, ip4, true, false, port, type))
 		return CGROUP_ALLOW;
 	if (op == BB_OP_CONNECT && sb->tport4 && type == SOCK_STREAM && proto == IPPROTO_TCP_ &&
@@ -274,10 +314,12 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 		/* An IPv4-mapped server is reached at ::ffff:127.0.0.1, any other at ::1. */
 		__u32 via[4] = { 0, 0, mapped ? bpf_htonl(0xffff) : 0, bpf_htonl(mapped ? LOOPBACK4 : 1) };
 		__u32 via_port = mapped ? sb->dns_port4 : sb->dns_port6;
+		struct bb_redirect *r;
 
-		if (!remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET6, ip6, port, via, via_port))
+		r = remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET6, ip6, port, via, via_port);
+		if (!r)
 			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
-		file_dns_sendto(sk, id, op, proto, via_port, mapped ? AF_INET : AF_INET6);
+		file_dns_sendto(sk, r, id, op, proto, via_port, mapped ? AF_INET : AF_INET6);
 		ctx->user_ip6[0] = via[0];
 		ctx->user_ip6[1] = via[1];
 		ctx->user_ip6[2] = via[2];
@@ -445,7 +487,7 @@ int bb_sockops(struct bpf_sock_ops *skops)
 	key.port = skops->local_port;
 	key.listener = r->via_port;
 	if (r->kind == BB_REDIRECT_DNS) {
-		file_dns_peer(r->sandbox, key.port, key.listener, key.family, IPPROTO_TCP_, &r->peer);
+		file_dns_peer(r, r->sandbox, key.port, key.listener, key.family, IPPROTO_TCP_, &r->peer);
 		return 1;
 	}
 	v.sandbox = r->sandbox;
@@ -455,6 +497,30 @@ int bb_sockops(struct bpf_sock_ops *skops)
 	v.kind = r->kind;
 	v.peer = r->peer;
 	bpf_map_update_elem(&tconns, &key, &v, BPF_ANY);
+	return 1;
+}
+
+/*
+ * A socket that sent DNS goes away: so does its sender's entry, so that a
+ * later socket on the same port is never taken for it and the shared map
+ * holds only live sockets. The resolver reads the entry when the query
+ * arrives, before the client can have closed.
+ */
+SEC("cgroup/sock_release")
+int bb_sock_release(struct bpf_sock *sk)
+{
+	struct bb_dns_peer_key key = {};
+	struct bb_redirect *r;
+
+	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
+	if (!r || r->kind != BB_REDIRECT_DNS || !r->dns_port)
+		return 1;
+	key.sandbox = r->sandbox;
+	key.port = r->dns_port;
+	key.listener = r->via_port;
+	key.family = dns_listener_family(r);
+	key.proto = sk->protocol;
+	bpf_map_delete_elem(&dns_peers, &key);
 	return 1;
 }
 
@@ -589,7 +655,6 @@ int BPF_PROG(bb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int siz
 	struct bb_redirect *r;
 	struct bb_sandbox *sb;
 	struct sock *sk;
-	__u32 family;
 	__u64 id;
 
 	sb = current_sandbox(&id);
@@ -601,10 +666,8 @@ int BPF_PROG(bb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int siz
 	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
 	if (!r || r->kind != BB_REDIRECT_DNS || r->sandbox != id)
 		return 0;
-	/* An IPv6 socket sent to ::ffff:127.0.0.1 reaches the resolver's IPv4 socket. */
-	family = r->family == AF_INET || r->via_addr[2] == bpf_htonl(0xffff) ? AF_INET : AF_INET6;
 	fill_peer(&peer);
-	file_dns_peer(id, sk->__sk_common.skc_num, r->via_port, family, IPPROTO_UDP_, &peer);
+	file_dns_peer(r, id, sk->__sk_common.skc_num, r->via_port, dns_listener_family(r), IPPROTO_UDP_, &peer);
 	return 0;
 }
 

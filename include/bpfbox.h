@@ -99,6 +99,8 @@ struct bb_redirect {
 	bb_u16 via_port;
 	bb_u16 family; /* the socket's family */
 	bb_u16 kind; /* BB_REDIRECT_* */
+	bb_u32 dns_port; /* the client port its DNS sender is filed under (dns_peers); 0 = none */
+	bb_u32 pad;
 	struct bb_peer peer;
 };
 

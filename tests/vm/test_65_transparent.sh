@@ -82,6 +82,8 @@ upstream_asked() { grep -q "query\[[A-Z]*\] $1 from" "$DNSLOG"; }
 # The system resolver (glibc) inside the sandbox, unaware of any of this.
 assert_succeeds "getent resolves an allowed name" box getent ahostsv4 allowed.test
 assert_contains "$T_OUT" '^10\.200\.0\.2 '
+assert_event_by_command "the answer, sent once upstream answered, names getent (read as the query came)" \
+	'.event.action == "dns-query" and .dns.question.name == "allowed.test" and .event.outcome == "success"' getent
 assert_event "the answer is an event naming the question and the rule" \
 	'.event.action == "dns-query" and .dns.question.name == "allowed.test" and .rule.name == "allowedDomains:allowed.test" and .event.outcome == "success" and .bpfbox.dns.addresses >= 1'
 assert_succeeds "the upstream was asked for it" upstream_asked allowed.test
@@ -144,13 +146,49 @@ assert_event_by_command "its event names python3 (filed when the connection is e
 if ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
 	assert_succeeds "a query over IPv6 UDP" box python3 "$CLIENT" resolve udp6 fd00:200::2 53 udp6.sender.test AAAA
 	assert_event_by_command "its event names python3" "$(dns_by udp6.sender.test udp)" python3
+	assert_succeeds "a query on a connected IPv6 UDP socket" \
+		box python3 "$CLIENT" resolve udpconn6 fd00:200::2 53 conn6.sender.test AAAA
+	assert_event_by_command "its event names python3" "$(dns_by conn6.sender.test udp)" python3
+	assert_succeeds "a query over IPv6 TCP" box python3 "$CLIENT" resolve tcp6 fd00:200::2 53 tcp6.sender.test AAAA
+	assert_event_by_command "its event names python3" "$(dns_by tcp6.sender.test tcp)" python3
 fi
+# An IPv6 socket to an IPv4-mapped server reaches the IPv4 resolver; its own hook sees the datagram.
+assert_succeeds "an IPv6 socket's datagram to an IPv4-mapped server is answered" \
+	box python3 "$CLIENT" resolve udp6 ::ffff:192.0.2.53 53 mapped.sender.test
+assert_contains "$T_OUT" '^ok rcode=3 from=\[::ffff:192\.0\.2\.53\]:53 ' "from the server asked"
+assert_event_by_command "its event names python3" "$(dns_by mapped.sender.test udp)" python3
+assert_succeeds "so is a connected IPv6 socket's, send after send" \
+	box python3 "$CLIENT" resolve udpconn6 ::ffff:192.0.2.53 53 mappedconn.sender.test
+assert_contains "$T_OUT" '^ok rcode=3 from=\[::ffff:192\.0\.2\.53\]:53 ' "from the server asked"
+assert_event_by_command "its event names python3" "$(dns_by mappedconn.sender.test udp)" python3
+assert_succeeds "TCP to an IPv4-mapped server" box python3 "$CLIENT" resolve tcp6 ::ffff:192.0.2.53 53 mappedtcp.sender.test
+assert_event_by_command "its event names python3" "$(dns_by mappedtcp.sender.test tcp)" python3
 assert_succeeds "a child's query" box sh -c 'getent ahostsv4 child.sender.test; echo "shell=$$"'
 shell_pid=$(sed -n 's/^shell=//p' "$T_OUT")
 assert_event "its event names the child getent, not the sandboxed shell" \
 	".event.action == \"dns-query\" and .dns.question.name == \"child.sender.test\" and .process.name == \"getent\" and .process.pid != ${shell_pid:-0} and .process.pid > 0"
-assert_succeeds "the sandboxes left no DNS sender in the kernel" \
-	sh -c '[ "$(bpftool -j map dump pinned /sys/fs/bpf/bpfbox/*/dns_peers | jq length)" = 0 ]'
+dns_peers_entries() {
+	local m n=0
+	for m in /sys/fs/bpf/bpfbox/*/dns_peers; do
+		n=$((n + $(bpftool -j map dump pinned "$m" | jq length)))
+	done
+	echo "$n"
+}
+# A socket's entry goes with the socket, not only with its sandbox.
+"$BPFBOX" exec --policy "$P" --log-file "$LOG" -- \
+	sh -c 'python3 "$1" resolve udpconn 192.0.2.53 53 gone.sender.test; sleep 30' sh "$CLIENT" \
+	>"$T_TMP/held" 2>&1 </dev/null &
+held=$!
+for _ in $(seq 200); do grep -q '^ok ' "$T_TMP/held" && break; sleep 0.1; done
+assert_event "the held sandbox's query was filed and named" \
+	'.event.action == "dns-query" and .dns.question.name == "gone.sender.test" and .process.name == "python3"'
+# python3 prints, then exits and its socket is released: allow it a moment.
+for _ in $(seq 50); do [ "$(dns_peers_entries)" = 0 ] && break; sleep 0.1; done
+assert_eq 0 "$(dns_peers_entries)" "a closed socket's sender is gone while its sandbox still runs"
+assert_succeeds "(the sandbox does still run)" kill -0 "$held"
+kill "$held" 2>/dev/null
+wait "$held" 2>/dev/null
+assert_eq 0 "$(dns_peers_entries)" "the sandboxes left no DNS sender in the kernel"
 
 # Only port 53 is redirected; other UDP is refused in the kernel as before.
 assert_fails "UDP to port 443 (QUIC) is refused" box python3 "$CLIENT" dns 10.200.0.2 443

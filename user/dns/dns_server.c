@@ -70,13 +70,15 @@ static long long now_ms(void)
 }
 
 /* The client of a datagram or connection from ss, received on listener f (0 IPv4, 1 IPv6). */
-static void client_of(const struct dns_server *s, const struct sockaddr_storage *ss, int f, struct dns_client *c)
+static void client_of(const struct dns_server *s, const struct sockaddr_storage *ss, int f, bool tcp,
+		      struct dns_client *c)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
 
 	memset(c, 0, sizeof(*c));
 	c->listener = s->port[f];
 	c->family = f ? AF_INET6 : AF_INET;
+	c->tcp = tcp;
 	if (ss->ss_family == AF_INET) {
 		const struct sockaddr_in *s4 = (const void *)ss;
 
@@ -90,6 +92,8 @@ static void client_of(const struct dns_server *s, const struct sockaddr_storage 
 		c->port = ntohs(s6->sin6_port);
 		snprintf(c->text, sizeof(c->text), "[%s]:%u", ip, c->port);
 	}
+	if (s->cfg.sender)
+		s->cfg.sender(s->cfg.ctx, c, &c->sender);
 }
 
 int dns_read_resolv_conf(const char *path, struct sockaddr_storage *out, size_t max)
@@ -387,7 +391,7 @@ static void udp_readable(struct dns_server *s, int f)
 			return;
 		if (len > DNS_UDP_MAX)
 			continue; /* truncated by us: not a query we can read whole */
-		client_of(s, &from, f, &client);
+		client_of(s, &from, f, false, &client);
 		handle_query(s, s->buf, (size_t)len, fd, &from, flen, -1, "udp", &client);
 	}
 }
@@ -412,7 +416,7 @@ static void tcp_accept(struct dns_server *s, int f)
 		t->have = 0;
 		t->waiting = false;
 		t->deadline = now_ms() + TCP_DEADLINE_MS;
-		client_of(s, &from, f, &t->who);
+		client_of(s, &from, f, true, &t->who);
 		return;
 	}
 	close(c); /* too many: the client retries or gives up */

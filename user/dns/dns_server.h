@@ -19,12 +19,22 @@
 
 #define DNS_MAX_UPSTREAMS 3
 
+/* The task that sent a query, when the embedder can tell (dns_server_config.sender). */
+struct dns_sender {
+	bool known;
+	int pid, tid;
+	unsigned uid;
+	char comm[16]; /* NUL-terminated */
+};
+
 /* Who asked: the address as the resolver saw it, and which of its sockets got it. */
 struct dns_client {
 	char text[INET6_ADDRSTRLEN + 8]; /* "127.0.0.1:40000", "[::1]:40000" */
 	unsigned short port; /* the client's */
 	unsigned short listener; /* the resolver's port it reached */
 	int family; /* of that listener: AF_INET or AF_INET6 */
+	bool tcp;
+	struct dns_sender sender;
 };
 
 /* What happened to one query, for the log. */
@@ -48,6 +58,11 @@ struct dns_server_config {
 	/* Called with the addresses of an allowed answer before the client sees it. */
 	void (*on_answer)(void *ctx, const char *name, const struct dns_addr *addrs, size_t n);
 	void (*on_event)(void *ctx, const struct dns_query_event *ev);
+	/*
+	 * Optional: who sent from this client's address, asked as the query
+	 * arrives (a datagram's socket may be gone by the time the answer is).
+	 */
+	void (*sender)(void *ctx, const struct dns_client *c, struct dns_sender *out);
 	/*
 	 * Optional: the resolver answers allowed names itself, never asking
 	 * upstream (a parent proxy reaches them by name). Writes at most max

@@ -31,7 +31,7 @@ static const char *const net_prog_names[NET_PROG_COUNT] = {
 	[NET_POST_BIND4] = "bb_post_bind4", [NET_POST_BIND6] = "bb_post_bind6",
 	[NET_RECVMSG4] = "bb_recvmsg4",	    [NET_RECVMSG6] = "bb_recvmsg6",
 	[NET_GETPEERNAME4] = "bb_getpeername4", [NET_GETPEERNAME6] = "bb_getpeername6",
-	[NET_SOCKOPS] = "bb_sockops",
+	[NET_SOCKOPS] = "bb_sockops",		    [NET_SOCK_RELEASE] = "bb_sock_release",
 };
 
 static const enum bpf_attach_type net_attach_types[NET_PROG_COUNT] = {
@@ -41,7 +41,7 @@ static const enum bpf_attach_type net_attach_types[NET_PROG_COUNT] = {
 	[NET_POST_BIND4] = BPF_CGROUP_INET4_POST_BIND, [NET_POST_BIND6] = BPF_CGROUP_INET6_POST_BIND,
 	[NET_RECVMSG4] = BPF_CGROUP_UDP4_RECVMSG,      [NET_RECVMSG6] = BPF_CGROUP_UDP6_RECVMSG,
 	[NET_GETPEERNAME4] = BPF_CGROUP_INET4_GETPEERNAME, [NET_GETPEERNAME6] = BPF_CGROUP_INET6_GETPEERNAME,
-	[NET_SOCKOPS] = BPF_CGROUP_SOCK_OPS,
+	[NET_SOCKOPS] = BPF_CGROUP_SOCK_OPS,	       [NET_SOCK_RELEASE] = BPF_CGROUP_INET_SOCK_RELEASE,
 };
 
 /* A build's pins are kept apart from other builds': the object's bytes name the directory. */

@@ -86,33 +86,36 @@ static const char *qtype_name(unsigned t, char *buf, size_t len)
 	return buf;
 }
 
-/* The task that sent the query, when the kernel filed it (an entry aged out of the LRU map: none). */
-static void query_sender(const struct sandbox_dns *sd, const struct dns_query_event *de, struct proxy_peer *out)
+/* The task that sent from this client's port, as the kernel filed it (none when it aged out). */
+static void sender(void *ctx, const struct dns_client *c, struct dns_sender *out)
 {
+	struct sandbox_dns *sd = ctx;
 	struct bb_dns_peer_key key = { 0 };
 	struct bb_peer p;
 
 	memset(out, 0, sizeof(*out));
-	if (sd->peers_fd < 0 || !de->client)
-		return;
 	key.sandbox = sd->sandbox;
-	key.port = de->client->port;
-	key.listener = de->client->listener;
-	key.family = (uint8_t)de->client->family;
-	key.proto = !strcmp(de->transport, "tcp") ? IPPROTO_TCP : IPPROTO_UDP;
-	if (!bpf_map_lookup_elem(sd->peers_fd, &key, &p))
-		sandbox_peer_from_kernel(&p, out);
+	key.port = c->port;
+	key.listener = c->listener;
+	key.family = (uint8_t)c->family;
+	key.proto = c->tcp ? IPPROTO_TCP : IPPROTO_UDP;
+	if (bpf_map_lookup_elem(sd->peers_fd, &key, &p) || !p.pid)
+		return;
+	out->known = true;
+	out->pid = (int)p.pid;
+	out->tid = (int)p.tid;
+	out->uid = p.uid;
+	memcpy(out->comm, p.comm, sizeof(p.comm));
+	out->comm[sizeof(out->comm) - 1] = 0;
 }
 
 static void on_event(void *ctx, const struct dns_query_event *de)
 {
 	struct sandbox_dns *sd = ctx;
 	bool refused = !de->allowed;
-	struct proxy_peer sender;
 	struct log_event *ev;
 	char tbuf[16];
 
-	query_sender(sd, de, &sender);
 	ev = log_event_new(refused ? LOG_WARN : LOG_INFO, "event", "network",
 			   refused ? "protocol,denied" : "protocol,allowed", "dns-query",
 			   refused ? "failure" : "success");
@@ -123,9 +126,13 @@ static void on_event(void *ctx, const struct dns_query_event *de)
 	log_event_set_str(ev, "dns.response_code", rcode_name(de->rcode));
 	log_event_set_str(ev, "network.protocol", "dns");
 	log_event_set_str(ev, "network.transport", de->transport);
-	if (de->client)
+	if (de->client) {
+		const struct dns_sender *ds = &de->client->sender;
+
 		log_event_set_str(ev, "source.address", de->client->text);
-	sandbox_peer_log(ev, &sender);
+		if (ds->known)
+			sandbox_peer_log(ev, ds->pid, ds->tid, ds->uid, ds->comm);
+	}
 	log_event_set_str(ev, "rule.name", de->rule ? de->rule : "malformed");
 	if (de->reason)
 		log_event_set_str(ev, "event.reason", de->reason);
@@ -162,6 +169,8 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	if (learned && p->parent.scheme)
 		cfg.synthesize = synthesize;
 	cfg.on_event = on_event;
+	if (peers_fd >= 0)
+		cfg.sender = sender;
 	cfg.ctx = sd;
 	err = dns_server_start(&cfg, &sd->server, &sd->port4, &sd->port6);
 	if (err)

@@ -144,7 +144,8 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	}
 	if (pe->client_addr)
 		log_event_set_str(ev, "source.address", pe->client_addr);
-	sandbox_peer_log(ev, pe->peer);
+	if (pe->peer)
+		sandbox_peer_log(ev, pe->peer->pid, pe->peer->tid, pe->peer->uid, pe->peer->comm);
 	log_event_set_str(ev, "network.protocol", pe->transparent ? pe->transparent : pe->protocol);
 	log_event_set_str(ev, "rule.name", pe->rule ? pe->rule : "malformed");
 	if (pe->reason)

@@ -56,15 +56,13 @@ void sandbox_peer_from_kernel(const struct bb_peer *p, struct proxy_peer *out)
 	out->comm[sizeof(out->comm) - 1] = 0;
 }
 
-void sandbox_peer_log(struct log_event *ev, const struct proxy_peer *p)
+void sandbox_peer_log(struct log_event *ev, int pid, int tid, unsigned uid, const char *comm)
 {
-	char uid[16];
+	char text[16];
 
-	if (!p || !p->known)
-		return;
-	log_event_set_int(ev, "process.pid", p->pid);
-	log_event_set_int(ev, "process.thread.id", p->tid);
-	log_event_set_bytes(ev, "process.name", p->comm, strnlen(p->comm, sizeof(p->comm)));
-	snprintf(uid, sizeof(uid), "%u", p->uid);
-	log_event_set_str(ev, "process.user.id", uid);
+	log_event_set_int(ev, "process.pid", pid);
+	log_event_set_int(ev, "process.thread.id", tid);
+	log_event_set_bytes(ev, "process.name", comm, strnlen(comm, 16));
+	snprintf(text, sizeof(text), "%u", uid);
+	log_event_set_str(ev, "process.user.id", text);
 }

@@ -24,7 +24,7 @@ int sandbox_tconn_take(int map_fd, uint64_t sandbox, const struct sockaddr_stora
 		       unsigned short listener, struct bb_tconn *out);
 /* The task the kernel filed (pid 0: none), as the proxy reports it. */
 void sandbox_peer_from_kernel(const struct bb_peer *p, struct proxy_peer *out);
-/* process.pid, process.thread.id, process.name and process.user.id of a known task. */
-void sandbox_peer_log(struct log_event *ev, const struct proxy_peer *p);
+/* process.pid, process.thread.id, process.name (comm, at most 16 bytes) and process.user.id. */
+void sandbox_peer_log(struct log_event *ev, int pid, int tid, unsigned uid, const char *comm);
 
 #endif

@@ -9,8 +9,8 @@
   client.py udpconn HOST PORT    the same on a connected UDP socket
   client.py resolve T HOST PORT NAME [TYPE]
                                  ask HOST:PORT for NAME (A, or AAAA) over T
-                                 (udp, udpconn, tcp; udp6, tcp6 for IPv6
-                                 sockets); prints "ok rcode=N from=ADDR
+                                 (udp, udpconn, tcp; udp6, udpconn6, tcp6 for
+                                 IPv6 sockets); prints "ok rcode=N from=ADDR
                                  addrs=A,B" (from: recvfrom / getpeername)
   client.py late HOST PORT SNI CA SECS
                                  connect to HOST (resolved in the sandbox), say
@@ -95,7 +95,7 @@ def resolve(args):
     else:
         s = socket.socket(fam, socket.SOCK_DGRAM)
         s.settimeout(10)
-        if tr == "udpconn":
+        if tr.startswith("udpconn"):
             s.connect((host, port))
             s.send(q)
         else:
