@@ -140,7 +140,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, BB_MAX_DNS_PEERS);
 	__type(key, struct bb_dns_peer_key);
-	__type(value, struct bb_peer);
+	__type(value, struct bb_dns_peer);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } dns_peers SEC(".maps");
 

@@ -151,6 +151,7 @@ static __always_inline void file_dns_peer(struct bb_redirect *r, __u64 sb_id, __
 					  __u32 family, __u32 proto, const struct bb_peer *peer)
 {
 	struct bb_dns_peer_key key = {};
+	struct bb_dns_peer v = {};
 
 	if (!port)
 		return;
@@ -160,7 +161,8 @@ static __always_inline void file_dns_peer(struct bb_redirect *r, __u64 sb_id, __
 	key.listener = listener;
 	key.family = family;
 	key.proto = proto;
-	bpf_map_update_elem(&dns_peers, &key, peer, BPF_ANY);
+	v.peer = *peer;
+	bpf_map_update_elem(&dns_peers, &key, &v, BPF_ANY);
 }
 
 /* A UDP sendto has its port by now (the kernel binds before this hook): file its sender. */
@@ -501,16 +503,16 @@ int bb_sockops(struct bpf_sock_ops *skops)
 }
 
 /*
- * A socket that sent DNS goes away: so does its sender's entry, so that a
- * later socket on the same port is never taken for it and the shared map
- * holds only live sockets. The resolver reads the entry when the query
- * arrives, before the client can have closed.
+ * A socket that sent DNS goes away: its sender's entry is marked, and names
+ * nobody once BB_DNS_PEER_GRACE_NS have passed (a query it sent may still
+ * wait for the resolver). The supervisor deletes the entries at the end.
  */
 SEC("cgroup/sock_release")
 int bb_sock_release(struct bpf_sock *sk)
 {
 	struct bb_dns_peer_key key = {};
 	struct bb_redirect *r;
+	struct bb_dns_peer *v;
 
 	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
 	if (!r || r->kind != BB_REDIRECT_DNS || !r->dns_port)
@@ -520,7 +522,9 @@ int bb_sock_release(struct bpf_sock *sk)
 	key.listener = r->via_port;
 	key.family = dns_listener_family(r);
 	key.proto = sk->protocol;
-	bpf_map_delete_elem(&dns_peers, &key);
+	v = bpf_map_lookup_elem(&dns_peers, &key);
+	if (v)
+		v->released_ns = bpf_ktime_get_ns();
 	return 1;
 }
 

@@ -166,6 +166,19 @@ struct bb_dns_peer_key {
 	bb_u16 pad;
 };
 
+/*
+ * A query can still wait in the resolver's queue when its socket is closed
+ * (one that does not wait for the answer): a released entry stays, marked,
+ * and counts for this long after the release; then it names nobody, so a
+ * later socket on the same port that somehow sent unfiled is never taken
+ * for the old one.
+ */
+#define BB_DNS_PEER_GRACE_NS 2000000000ULL
+struct bb_dns_peer {
+	struct bb_peer peer;
+	bb_u64 released_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) when its socket went; 0 = open */
+};
+
 /* Result of the in-kernel path resolution, one slot per sandbox. */
 struct bb_resolve {
 	bb_u64 seq;

@@ -167,14 +167,18 @@ assert_succeeds "a child's query" box sh -c 'getent ahostsv4 child.sender.test; 
 shell_pid=$(sed -n 's/^shell=//p' "$T_OUT")
 assert_event "its event names the child getent, not the sandboxed shell" \
 	".event.action == \"dns-query\" and .dns.question.name == \"child.sender.test\" and .process.name == \"getent\" and .process.pid != ${shell_pid:-0} and .process.pid > 0"
-dns_peers_entries() {
+assert_succeeds "a query whose socket is closed at once, the answer unread" \
+	box python3 "$CLIENT" resolve udpfire 192.0.2.53 53 fire.sender.test
+assert_event_by_command "its event still names python3 (a released entry counts for its grace)" \
+	"$(dns_by fire.sender.test udp)" python3
+dns_peers_entries() { # [JQ_FILTER]: entries (matching it)
 	local m n=0
 	for m in /sys/fs/bpf/bpfbox/*/dns_peers; do
-		n=$((n + $(bpftool -j map dump pinned "$m" | jq length)))
+		n=$((n + $(bpftool -j map dump pinned "$m" | jq "[.[] | (.formatted.value // .value) | ${1:-.}] | length")))
 	done
 	echo "$n"
 }
-# A socket's entry goes with the socket, not only with its sandbox.
+# A socket's entry is marked when the socket goes, not only when its sandbox does.
 "$BPFBOX" exec --policy "$P" --log-file "$LOG" -- \
 	sh -c 'python3 "$1" resolve udpconn 192.0.2.53 53 gone.sender.test; sleep 30' sh "$CLIENT" \
 	>"$T_TMP/held" 2>&1 </dev/null &
@@ -183,8 +187,8 @@ for _ in $(seq 200); do grep -q '^ok ' "$T_TMP/held" && break; sleep 0.1; done
 assert_event "the held sandbox's query was filed and named" \
 	'.event.action == "dns-query" and .dns.question.name == "gone.sender.test" and .process.name == "python3"'
 # python3 prints, then exits and its socket is released: allow it a moment.
-for _ in $(seq 50); do [ "$(dns_peers_entries)" = 0 ] && break; sleep 0.1; done
-assert_eq 0 "$(dns_peers_entries)" "a closed socket's sender is gone while its sandbox still runs"
+for _ in $(seq 50); do [ "$(dns_peers_entries 'select(.released_ns == 0)')" = 0 ] && break; sleep 0.1; done
+assert_eq 1 "$(dns_peers_entries 'select(.released_ns > 0)')" "a closed socket's entry is marked released while its sandbox still runs"
 assert_succeeds "(the sandbox does still run)" kill -0 "$held"
 kill "$held" 2>/dev/null
 wait "$held" 2>/dev/null

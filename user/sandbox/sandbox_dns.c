@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 
@@ -91,7 +92,8 @@ static void sender(void *ctx, const struct dns_client *c, struct dns_sender *out
 {
 	struct sandbox_dns *sd = ctx;
 	struct bb_dns_peer_key key = { 0 };
-	struct bb_peer p;
+	struct bb_dns_peer v;
+	struct timespec now;
 
 	memset(out, 0, sizeof(*out));
 	key.sandbox = sd->sandbox;
@@ -99,13 +101,17 @@ static void sender(void *ctx, const struct dns_client *c, struct dns_sender *out
 	key.listener = c->listener;
 	key.family = (uint8_t)c->family;
 	key.proto = c->tcp ? IPPROTO_TCP : IPPROTO_UDP;
-	if (bpf_map_lookup_elem(sd->peers_fd, &key, &p) || !p.pid)
+	if (bpf_map_lookup_elem(sd->peers_fd, &key, &v) || !v.peer.pid)
+		return;
+	/* A socket gone longer than the grace: whatever sends from its port now is not its sender. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (v.released_ns && (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec - v.released_ns > BB_DNS_PEER_GRACE_NS)
 		return;
 	out->known = true;
-	out->pid = (int)p.pid;
-	out->tid = (int)p.tid;
-	out->uid = p.uid;
-	memcpy(out->comm, p.comm, sizeof(p.comm));
+	out->pid = (int)v.peer.pid;
+	out->tid = (int)v.peer.tid;
+	out->uid = v.peer.uid;
+	memcpy(out->comm, v.peer.comm, sizeof(v.peer.comm));
 	out->comm[sizeof(out->comm) - 1] = 0;
 }
 

@@ -10,7 +10,8 @@
   client.py resolve T HOST PORT NAME [TYPE]
                                  ask HOST:PORT for NAME (A, or AAAA) over T
                                  (udp, udpconn, tcp; udp6, udpconn6, tcp6 for
-                                 IPv6 sockets); prints "ok rcode=N from=ADDR
+                                 IPv6 sockets; udpfire: sendto, close, no
+                                 answer read); prints "ok rcode=N from=ADDR
                                  addrs=A,B" (from: recvfrom / getpeername)
   client.py late HOST PORT SNI CA SECS
                                  connect to HOST (resolved in the sandbox), say
@@ -100,6 +101,9 @@ def resolve(args):
             s.send(q)
         else:
             s.sendto(q, (host, port))
+        if tr == "udpfire":
+            s.close()  # not waiting for the answer
+            return "ok sent"
         m, peer = s.recvfrom(4096)
     rcode, addrs = parse_answer(m)
     where = ("[%s]:%d" if fam == socket.AF_INET6 else "%s:%d") % (peer[0], peer[1])
