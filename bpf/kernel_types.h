@@ -187,7 +187,9 @@ struct socket {
 	struct sock *sk;
 };
 
-struct msghdr; /* only passed along */
+struct msghdr {
+	void *msg_name; /* an address given with the send (sendto); NULL on a connected socket's send */
+};
 
 /* The description sits in an anonymous union in the kernel; CO-RE finds it by name. */
 struct key {

@@ -147,8 +147,8 @@ static __always_inline struct bb_redirect *remember_redirect(struct bpf_sock *sk
  * (never a reason to refuse); the socket's redirect keeps the port, for
  * the entry to go with the socket (bb_sock_release).
  */
-static __always_inline void file_dns_peer(struct bb_redirect *r, __u64 sb_id, __u32 port, __u32 listener,
-					  __u32 family, __u32 proto, const struct bb_peer *peer)
+static __always_inline void file_dns_peer(struct bb_redirect *r, __u32 port, __u32 listener, __u32 family,
+					  __u32 proto, const struct bb_peer *peer)
 {
 	struct bb_dns_peer_key key = {};
 	struct bb_dns_peer v = {};
@@ -156,7 +156,7 @@ static __always_inline void file_dns_peer(struct bb_redirect *r, __u64 sb_id, __
 	if (!port)
 		return;
 	r->dns_port = port;
-	key.sandbox = sb_id;
+	key.sandbox = r->sandbox;
 	key.port = port;
 	key.listener = listener;
 	key.family = family;
@@ -166,12 +166,12 @@ static __always_inline void file_dns_peer(struct bb_redirect *r, __u64 sb_id, __
 }
 
 /* A UDP sendto has its port by now (the kernel binds before this hook): file its sender. */
-static __always_inline void file_dns_sendto(struct bpf_sock *sk, struct bb_redirect *r, __u64 sb_id, __u32 op,
-					    __u32 proto, __u32 listener, __u32 family)
+static __always_inline void file_dns_sendto(struct bpf_sock *sk, struct bb_redirect *r, __u32 op, __u32 proto,
+					    __u32 listener, __u32 family)
 {
 	if (op != BB_OP_SENDMSG || proto != IPPROTO_UDP_ || !sk)
 		return;
-	file_dns_peer(r, sb_id, sk->src_port, listener, family, proto, &r->peer);
+	file_dns_peer(r, sk->src_port, listener, family, proto, &r->peer);
 }
 
 /* Did the kernel send this socket's DNS to the resolver's port (IPv4-mapped, the only case asked)? */
@@ -267,7 +267,7 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 		}
 		if (!r)
 			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET, addr, port, proto);
-		file_dns_sendto(sk, r, id, op, proto, sb->dns_port4, AF_INET);
+		file_dns_sendto(sk, r, op, proto, sb->dns_port4, AF_INET);
 		ctx->user_ip4 = via[0];
 		ctx->user_port = bpf_htons(sb->dns_port4);
 		return CGROUP_ALLOW;
@@ -321,7 +321,7 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 		r = remember_redirect(sk, id, BB_REDIRECT_DNS, AF_INET6, ip6, port, via, via_port);
 		if (!r)
 			return net_refuse(sb, id, op, BB_RULE_NET_DEFAULT, AF_INET6, ip6, port, proto);
-		file_dns_sendto(sk, r, id, op, proto, via_port, mapped ? AF_INET : AF_INET6);
+		file_dns_sendto(sk, r, op, proto, via_port, mapped ? AF_INET : AF_INET6);
 		ctx->user_ip6[0] = via[0];
 		ctx->user_ip6[1] = via[1];
 		ctx->user_ip6[2] = via[2];
@@ -489,7 +489,7 @@ int bb_sockops(struct bpf_sock_ops *skops)
 	key.port = skops->local_port;
 	key.listener = r->via_port;
 	if (r->kind == BB_REDIRECT_DNS) {
-		file_dns_peer(r, r->sandbox, key.port, key.listener, key.family, IPPROTO_TCP_, &r->peer);
+		file_dns_peer(r, key.port, key.listener, key.family, IPPROTO_TCP_, &r->peer);
 		return 1;
 	}
 	v.sandbox = r->sandbox;
@@ -650,7 +650,7 @@ int BPF_PROG(bb_socket_listen, struct socket *sock, int backlog)
 /*
  * Each send on a UDP socket connected to the sandbox's DNS (as the system
  * resolver does) files its sender: the connect hook ran before the socket had
- * a port. Never refuses.
+ * a port. A send with an address is filed by cgroup sendmsg. Never refuses.
  */
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(bb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
@@ -665,13 +665,13 @@ int BPF_PROG(bb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int siz
 	if (!sb)
 		return 0;
 	sk = sock->sk;
-	if (!sk || sk->sk_protocol != IPPROTO_UDP_)
+	if (!sk || sk->sk_protocol != IPPROTO_UDP_ || msg->msg_name)
 		return 0;
 	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
 	if (!r || r->kind != BB_REDIRECT_DNS || r->sandbox != id)
 		return 0;
 	fill_peer(&peer);
-	file_dns_peer(r, id, sk->__sk_common.skc_num, r->via_port, dns_listener_family(r), IPPROTO_UDP_, &peer);
+	file_dns_peer(r, sk->__sk_common.skc_num, r->via_port, dns_listener_family(r), IPPROTO_UDP_, &peer);
 	return 0;
 }
 
