@@ -32,6 +32,8 @@
 
 #include "commands.h"
 #include "daemon/listen.h"
+#include "daemon/passwd_cache.h"
+#include "daemon/refusals.h"
 #include "daemon/wire.h"
 #include "exec_caller.h"
 #include "log/log.h"
@@ -45,6 +47,9 @@
 #define DAEMON_REQUEST_TIMEOUT_S 10
 #define DAEMON_MAX_WORKERS 1024
 #define DAEMON_PID_FILE BPFBOX_RUN_DIR "/bpfbox.pid"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define PASSWD_LOOKUPS_PER_S_TEXT STR(PASSWD_LOOKUPS_PER_S)
 
 struct daemon_opts {
 	const char *socket;
@@ -66,7 +71,7 @@ struct pending {
 
 struct worker {
 	pid_t pid;
-	uid_t uid;
+	uid_t uid; /* the owner it counts under (struct peer) */
 };
 
 struct daemon {
@@ -78,6 +83,8 @@ struct daemon {
 	struct pending pending[DAEMON_MAX_PENDING];
 	struct worker workers[DAEMON_MAX_WORKERS];
 	size_t n_workers;
+	struct refusals refusals; /* what of them reaches the log */
+	struct passwd_cache passwd; /* who has an entry, and its name */
 	bool stopping;
 	time_t stop_at; /* grace over: workers get SIGTERM */
 	time_t kill_at; /* then SIGKILL */
@@ -182,28 +189,53 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 	return 0;
 }
 
-static const char *user_name(uid_t uid, char *buf, size_t len)
-{
-	struct passwd *pw = getpwuid(uid);
-
-	snprintf(buf, len, "%s", pw ? pw->pw_name : "?");
-	return buf;
-}
-
-/* A refused or failed request: one event for the administrator, and the answer for the caller. */
+/* A refused or failed request: the answer for the caller, and an event for the administrator unless its uid spent them. */
 static void refuse(struct daemon *d, int fd, const struct peer *p, const char *why)
 {
-	struct log_event *ev = log_event_new(LOG_WARN, "event", "process", "denied", "daemon-request-refused",
-					     "failure");
-	char name[64], uid[16];
+	struct log_event *ev;
+	char uid[16];
 
-	snprintf(uid, sizeof(uid), "%u", (unsigned)p->uid);
-	log_event_set_str(ev, "user.id", uid);
-	log_event_set_str(ev, "user.name", user_name(p->uid, name, sizeof(name)));
-	log_event_set_int(ev, "process.pid", p->pid);
-	log_event_message(ev, "request of uid %u refused: %s", (unsigned)p->uid, why);
-	log_emit(d->log, ev);
 	wire_send_msg(fd, WIRE_MSG_ERROR, BPFBOX_EXIT_SETUP, why);
+	if (!refusals_note(&d->refusals, p->owner, time(NULL)))
+		return;
+	ev = log_event_new(LOG_WARN, "event", "process", "denied", "daemon-request-refused", "failure");
+	snprintf(uid, sizeof(uid), "%u", (unsigned)p->owner);
+	log_event_set_str(ev, "user.id", uid);
+	log_event_set_str(ev, "user.name", passwd_cache_name(&d->passwd, p->owner));
+	log_event_set_int(ev, "process.pid", p->pid);
+	if (p->uid != p->owner) {
+		snprintf(uid, sizeof(uid), "%u", (unsigned)p->uid);
+		log_event_set_str(ev, "process.user.id", uid);
+		log_event_message(ev, "request of uid %u (in a user namespace of uid %u) refused: %s", (unsigned)p->uid,
+				  (unsigned)p->owner, why);
+	} else {
+		log_event_message(ev, "request of uid %u refused: %s", (unsigned)p->uid, why);
+	}
+	log_emit(d->log, ev);
+}
+
+/* One window's refusals that were counted, not logged. */
+static void report_refusals(void *ctx, const struct refusal_summary *s)
+{
+	struct daemon *d = ctx;
+	struct log_event *ev = log_event_new(LOG_WARN, "event", "process", "denied", "daemon-refusals-summary",
+					     "failure");
+	char uid[16];
+
+	log_event_set_int(ev, "bpfbox.count", (long long)s->count);
+	log_event_set_int(ev, "event.duration", (long long)s->seconds * 1000000000LL);
+	if (s->other) {
+		log_event_message(ev, "%lu more refusals from other uids (the daemon's table of %d uids was full) in "
+				  "the last %lld s; the first %d were logged in full", s->count, REFUSALS_UIDS,
+				  (long long)s->seconds, REFUSALS_FIRST);
+	} else {
+		snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
+		log_event_set_str(ev, "user.id", uid);
+		log_event_set_str(ev, "user.name", passwd_cache_name(&d->passwd, s->uid));
+		log_event_message(ev, "%lu more refusals from uid %u in the last %lld s; the first %d were logged in "
+				  "full", s->count, (unsigned)s->uid, (long long)s->seconds, REFUSALS_FIRST);
+	}
+	log_emit(d->log, ev);
 }
 
 static void close_pending(struct pending *c)
@@ -338,10 +370,10 @@ static void start_worker(struct daemon *d, struct pending *c, struct wire_reques
 	char why[256];
 	pid_t pid;
 
-	if (d->o.max_per_user && workers_of(d, c->peer.uid) >= (size_t)d->o.max_per_user) {
+	if (d->o.max_per_user && workers_of(d, c->peer.owner) >= (size_t)d->o.max_per_user) {
 		snprintf(why, sizeof(why),
 			 "uid %u already runs %ld sandboxes, the administrator's limit (bpfbox daemon --max-per-user)",
-			 (unsigned)c->peer.uid, d->o.max_per_user);
+			 (unsigned)c->peer.owner, d->o.max_per_user);
 		refuse(d, c->fd, &c->peer, why);
 		return;
 	}
@@ -357,7 +389,7 @@ static void start_worker(struct daemon *d, struct pending *c, struct wire_reques
 	}
 	if (pid == 0)
 		worker_main(d, c->fd, &c->peer, req, fds, n_fds);
-	d->workers[d->n_workers++] = (struct worker){ pid, c->peer.uid };
+	d->workers[d->n_workers++] = (struct worker){ pid, c->peer.owner };
 }
 
 int sandbox_stop_for(const char *id, bool any_user, uid_t uid, struct errmsg *em)
@@ -436,12 +468,49 @@ static void handle_request(struct daemon *d, struct pending *c)
 	close_pending(c);
 }
 
+/*
+ * Who may take a slot: a peer whose uid has a passwd entry, counted under
+ * the owner of its user namespace (a user's subordinate uids are that
+ * user's). Checked before the slot is taken; NULL when refused, with why.
+ */
+static const char *admit(struct daemon *d, struct peer *p, char *why, size_t len)
+{
+	int ret = peer_owner(p);
+
+	if (ret == -ESRCH)
+		return "the connecting process is gone";
+	if (ret) {
+		snprintf(why, len, "the user namespace of the connecting process cannot be traced to a user (%s)",
+			 strerror(-ret));
+		return why;
+	}
+	/* The owner's name for the log (cached: one lookup a minute per owner). */
+	if (p->owner != p->uid)
+		passwd_cache_lookup(&d->passwd, p->owner, time(NULL), NULL);
+	ret = passwd_cache_lookup(&d->passwd, p->uid, time(NULL), NULL);
+	if (ret == 0) {
+		snprintf(why, len, "uid %u has no passwd entry (a subordinate uid of a user namespace is not a user "
+			 "the daemon serves)", (unsigned)p->uid);
+		return why;
+	}
+	if (ret == -EAGAIN)
+		return "the daemon looks up at most " PASSWD_LOOKUPS_PER_S_TEXT " new uids a second; try again";
+	if (ret < 0) {
+		snprintf(why, len, "looking up uid %u in the passwd database failed: %s", (unsigned)p->uid,
+			 strerror(-ret));
+		return why;
+	}
+	return NULL;
+}
+
 static void accept_one(struct daemon *d)
 {
 	struct pending *c = NULL;
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct peer p;
 	size_t same = 0;
+	char buf[256];
+	const char *why;
 	int fd = accept4(d->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (fd < 0)
@@ -450,20 +519,21 @@ static void accept_one(struct daemon *d)
 		close(fd);
 		return;
 	}
-	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++) {
+	why = admit(d, &p, buf, sizeof(buf));
+	for (size_t i = 0; i < DAEMON_MAX_PENDING && !why; i++) {
 		if (d->pending[i].fd < 0 && !c)
 			c = &d->pending[i];
-		else if (d->pending[i].fd >= 0 && d->pending[i].peer.uid == p.uid)
+		else if (d->pending[i].fd >= 0 && d->pending[i].peer.owner == p.owner)
 			same++;
 	}
-	if (!c || same >= DAEMON_MAX_PENDING_PER_UID) {
-		refuse(d, fd, &p, "too many connections are still sending their requests; try again");
-		close(fd);
-		return;
-	}
-	if (peer_in_sandbox(&p)) {
-		refuse(d, fd, &p, "requests from inside a bpfbox sandbox are refused (a sandbox cannot start "
-			   "another outside itself)");
+	if (!why && (!c || same >= DAEMON_MAX_PENDING_PER_UID))
+		why = "too many connections are still sending their requests; try again";
+	if (!why && peer_in_sandbox(&p))
+		why = "requests from inside a bpfbox sandbox are refused (a sandbox cannot start another outside "
+		      "itself)";
+	peer_release(&p);
+	if (why) {
+		refuse(d, fd, &p, why);
 		close(fd);
 		return;
 	}
@@ -563,6 +633,7 @@ static bool tick(struct daemon *d)
 			close_pending(c);
 		}
 	}
+	refusals_flush(&d->refusals, now, false, report_refusals, d);
 	if (!d->stopping)
 		return true;
 	if (!d->n_workers)
@@ -594,6 +665,8 @@ static int setup(struct daemon *d)
 
 	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++)
 		d->pending[i].fd = -1;
+	refusals_init(&d->refusals);
+	passwd_cache_init(&d->passwd);
 	d->listener.fd = d->ep = d->sig_fd = d->tick_fd = -1;
 	err = open_log(d);
 	if (err) {
@@ -716,6 +789,7 @@ int cmd_daemon(int argc, char **argv)
 		if (d->stopping && !d->n_workers)
 			running = false;
 	}
+	refusals_flush(&d->refusals, time(NULL), true, report_refusals, d);
 	log_msg(d->log, LOG_INFO, "daemon-exit", "daemon stopped");
 cleanup:
 	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++)

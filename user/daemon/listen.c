@@ -4,17 +4,25 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
+#include <linux/nsfs.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "listen.h"
 
 #define SD_LISTEN_FDS_START 3
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+#define USERNS_MAX_DEPTH 33 /* the kernel nests at most 32 below the initial one */
 
 /* The sd_listen_fds(3) protocol, without libsystemd: one stream socket at fd 3. */
 static int activated_socket(void)
@@ -134,13 +142,76 @@ int peer_credentials(int fd, struct peer *p)
 {
 	struct ucred uc;
 	socklen_t len = sizeof(uc);
+	int pidfd = -1;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len))
 		return -errno;
-	p->uid = uc.uid;
+	p->uid = p->owner = uc.uid;
 	p->gid = uc.gid;
 	p->pid = uc.pid;
+	/* The peer's process itself, where the kernel can name it (6.5+): see peer_still_there. */
+	len = sizeof(pidfd);
+	p->pidfd = getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) ? -1 : pidfd;
 	return 0;
+}
+
+void peer_release(struct peer *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
+}
+
+/*
+ * What was read under /proc/PID was the peer's: with a pidfd, the process
+ * is still there, so its pid was not reused in between. Without one (before
+ * 6.5) the pid is SO_PEERCRED's, as peer_in_sandbox has always trusted it.
+ */
+static bool peer_still_there(const struct peer *p)
+{
+	return p->pidfd < 0 || !syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0);
+}
+
+int peer_owner(struct peer *p)
+{
+	char path[64];
+	struct stat self, st;
+	uid_t owner = p->uid;
+	int fd, parent, err = 0;
+
+	if (stat("/proc/self/ns/user", &self))
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	/* Up to the namespace just below the daemon's: its owner is the real user. */
+	for (int depth = 0;; depth++) {
+		if (fstat(fd, &st)) {
+			err = -errno;
+			break;
+		}
+		if (st.st_dev == self.st_dev && st.st_ino == self.st_ino)
+			break;
+		if (depth == USERNS_MAX_DEPTH || ioctl(fd, NS_GET_OWNER_UID, &owner)) {
+			err = -ELOOP;
+			break;
+		}
+		parent = ioctl(fd, NS_GET_PARENT);
+		if (parent < 0) {
+			/* Not below the daemon's namespace: nothing the daemon can account. */
+			err = -EPERM;
+			break;
+		}
+		close(fd);
+		fd = parent;
+	}
+	close(fd);
+	if (!err && !peer_still_there(p))
+		err = -ESRCH;
+	if (!err)
+		p->owner = owner;
+	return err;
 }
 
 bool peer_in_sandbox(const struct peer *p)
@@ -158,5 +229,5 @@ bool peer_in_sandbox(const struct peer *p)
 		if (!strncmp(line, "0::/bpfbox/", 11) || !strcmp(line, "0::/bpfbox\n"))
 			inside = true;
 	fclose(f);
-	return inside;
+	return inside || !peer_still_there(p);
 }
