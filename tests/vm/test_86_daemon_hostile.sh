@@ -144,3 +144,154 @@ t_exec erin "$BPFBOX" exec --log-file /dev/null -- /bin/echo served
 assert_contains "$T_OUT" '^served$' "afterwards: the daemon serves"
 assert_succeeds "every line of the administrator's log validates against the schema" \
 	python3 tests/tools/validate-events.py "$S/admin.ndjson"
+
+# ---- Log flood and uid-range peers (issue 27, items 5 and 10) ----
+# A daemon of its own, so that its log holds this section's lines only and its
+# windows start here; stopped at the end, which flushes the refusals it counted.
+# Mallory floods it with garbage: the administrator's log gets her first
+# refusals in full and one summary for the rest, erin is served meanwhile.
+# Trudy has a subordinate uid range: her namespace's uids are refused at accept
+# (no passwd entry) without taking a slot, and a mapped uid that has an entry
+# counts under her.
+id trudy86 >/dev/null 2>&1 || useradd -M -d /tmp trudy86
+TUID=$(id -u trudy86) TGID=$(id -g trudy86)
+SOCK2=$S/flood.sock LOG2=$S/flood.ndjson
+"$BPFBOX" daemon --socket "$SOCK2" --config "$S/admin.json" --log-file "$LOG2" >"$S/daemon2.out" 2>&1 &
+D2PID=$!
+for _ in $(seq 100); do [ -S "$SOCK2" ] && break; sleep 0.1; done
+assert_succeeds "flood: the second daemon listens" test -S "$SOCK2"
+erin2() { setpriv --reuid="$EUID_" --regid="$EGID_" --init-groups env BPFBOX_SOCKET="$SOCK2" "$@"; }
+trudy() { setpriv --reuid="$TUID" --regid="$TGID" --init-groups "$@"; }
+# Milliseconds one sandbox of erin's takes from request to output.
+erin_ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	erin2 "$BPFBOX" exec --log-file /dev/null -- /bin/echo served >"$S/erin2.out" 2>&1 </dev/null
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+quiet_ms=$(erin_ms)
+cat >"$S/flood.py" <<'PY'
+# Garbage connections to the daemon's socket on this guest, for a bounded time.
+import socket, sys, threading, time
+path, end = sys.argv[1], time.time() + float(sys.argv[2])
+count = [0]
+def one():
+    while time.time() < end:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path); s.sendall(b"GARBAGE!not a frame"); s.close(); count[0] += 1
+        except OSError:
+            time.sleep(0.01)
+ts = [threading.Thread(target=one) for _ in range(8)]
+for t in ts: t.start()
+for t in ts: t.join()
+print(count[0])
+PY
+size0=$(stat -c %s "$LOG2")
+mallory python3 "$S/flood.py" "$SOCK2" 6 >"$S/flood.out" 2>&1 &
+FPID=$!
+sleep 2
+flood_ms=$(erin_ms)
+wait "$FPID"
+floods=$(tail -1 "$S/flood.out")
+grown=$(($(stat -c %s "$LOG2") - size0))
+echo "# flood: $floods garbage connections in 6 s; the log grew by $grown bytes; erin's sandbox took ${flood_ms} ms (quiet ${quiet_ms} ms)"
+assert_contains "$S/erin2.out" '^served$' "flood: erin's sandbox started during the flood runs"
+assert_succeeds "flood: erin's sandbox took at most 4 times the quiet one plus 3 s (${flood_ms} ms, quiet ${quiet_ms} ms)" \
+	test "$flood_ms" -le $((4 * quiet_ms + 3000))
+assert_succeeds "flood: the attacker made three times more connections than are logged in full ($floods)" \
+	test "$floods" -ge 30
+assert_succeeds "flood: the administrator's log grew by less than 24 KiB ($grown bytes for $floods refusals)" \
+	test "$grown" -lt 24576
+full=$(jq -c "select(.event.action == \"daemon-request-refused\" and .user.id == \"$MUID\")" "$LOG2" | wc -l)
+assert_eq 10 "$full" "flood: mallory's first 10 refusals are logged in full"
+assert_succeeds "flood: they say why, and name her" \
+	jq -e -s "[.[] | select(.event.action == \"daemon-request-refused\" and .user.id == \"$MUID\" and .user.name == \"mallory86\" and (.message | test(\"refused: bad request: not a bpfbox request\")))] | length == 10" "$LOG2"
+
+# Trudy's subordinate range: many uids of one namespace, none with a passwd entry but one.
+SUB=500000
+usermod --add-subuids $SUB-$((SUB + 999)) --add-subgids $SUB-$((SUB + 999)) trudy86
+id subuser86 >/dev/null 2>&1 || useradd -M -d /tmp -u $((SUB + 4)) subuser86 2>/dev/null
+cat >"$S/nspeers.py" <<'PY'
+# In a user namespace mapping 1-1000 to a subordinate range: one child per uid
+# connects and asks for ps; prints each answer's kind. "hold N": uid 5
+# holds N connections without a request until stdin closes.
+import os, socket, struct, sys
+path, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def frame(body): return b"BBX1" + struct.pack(">I", len(body)) + body
+def as_uid(k):
+    os.setresgid(k, k, k); os.setresuid(k, k, k)
+if mode == "hold":
+    as_uid(5)
+    held = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(n)]
+    for s in held: s.connect(path)
+    print("held", flush=True)
+    sys.stdin.read()
+    sys.exit(0)
+for k in range(1, n + 1):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            as_uid(k)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(path)
+            s.sendall(frame(b'{"v":1,"op":"ps"}'))
+            data = b""
+            while True:
+                b = s.recv(65536)
+                if not b: break
+                data += b
+            out = "no-passwd" if b"no passwd entry" in data else "other:" + data[8:200].decode(errors="replace")
+        except OSError as e:
+            out = "error:" + str(e)
+        os.write(w, out.encode()); os._exit(0)
+    os.close(w)
+    print(os.read(r, 4096).decode()); os.close(r); os.waitpid(pid, 0)
+PY
+# Trudy is root in it (to take the other uids), uid k is SUB + k - 1 outside.
+NSMAP=(unshare -U --map-user=0 --map-group=0 --map-users=$SUB,1,1000 --map-groups=$SUB,1,1000)
+ns() { trudy "${NSMAP[@]}" python3 "$S/nspeers.py" "$SOCK2" "$@"; }
+if ! command -v newuidmap >/dev/null || ! trudy "${NSMAP[@]}" setpriv --reuid=7 true 2>"$S/ns.err"; then
+	t_skip "uid-range peers" "no working newuidmap here ($(head -1 "$S/ns.err" 2>/dev/null)); tools/install-deps.sh installs uidmap"
+else
+	t0=$(date +%s)
+	ns peers 60 >"$S/ns.out" 2>&1 </dev/null
+	echo "# uid range: 60 peers in $(($(date +%s) - t0)) s; answers: $(sort "$S/ns.out" | uniq -c | sort -rn | head -3 | tr '\n' ' ')"
+	# The daemon may close before a client reads its answer: what counts is the log (and the summary below).
+	assert_eq 0 "$(grep -c 'other:.*"status":0' "$S/ns.out" | awk '{print ($1 == 1) ? 0 : 1}')" \
+		"uid range: of 60 namespace uids only the one with a passwd entry (subuser86) is served"
+	assert_succeeds "uid range: the first refusals are logged in full under trudy, naming the peer's uid" \
+		jq -e -s "[.[] | select(.event.action == \"daemon-request-refused\" and .user.id == \"$TUID\" and .user.name == \"trudy86\" and (.process.user.id // "0" | tonumber) >= $SUB and (.message | test(\"uid [0-9]+ \\\\(in a user namespace of uid $TUID\\\\) refused: uid [0-9]+ has no passwd entry\")))] | length == 10" "$LOG2"
+	assert_succeeds "uid range: no refusal is counted under a subordinate uid" \
+		jq -e -s "[.[] | select((.user.id // \"0\" | tonumber) >= $SUB)] | length == 0" "$LOG2"
+	# Held connections of a mapped uid with an entry (subuser86) count under trudy: her own connection is refused.
+	mkfifo "$S/hold.in"
+	ns hold 8 <"$S/hold.in" >"$S/hold.out" 2>&1 &
+	HPID=$!
+	exec 7>"$S/hold.in"
+	for _ in $(seq 50); do grep -q held "$S/hold.out" && break; sleep 0.1; done
+	echo "# uid range: holder says: $(head -3 "$S/hold.out" | tr '\n' ' ')"
+	assert_fails "uid range: 8 connections of a mapped uid hold trudy's own share of slots (her ps is refused)" \
+		trudy env BPFBOX_SOCKET="$SOCK2" "$BPFBOX" ps
+	t_exec erin2 "$BPFBOX" exec --log-file /dev/null -- /bin/echo served
+	assert_contains "$T_OUT" '^served$' "uid range: erin is still served"
+	exec 7>&-
+	wait "$HPID"
+fi
+kill -TERM "$D2PID"
+wait "$D2PID"
+D2PID=
+summary=$(jq -r "select(.event.action == \"daemon-refusals-summary\" and .user.id == \"$MUID\") | .bpfbox.count" "$LOG2")
+echo "# flood: summary of mallory's refusals: ${summary:-none}"
+assert_succeeds "flood: at exit one summary counts mallory's other refusals (${summary:-none} of $floods - 10)" \
+	test -n "$summary" -a "${summary:-0}" -ge $((floods * 9 / 10 - 10)) -a "${summary:-0}" -le "$floods"
+assert_contains "$LOG2" "more refusals from uid $MUID in the last [0-9]+ s" "flood: the summary says so"
+if [ -s "$S/ns.out" ]; then
+	tsum=$(jq -r "select(.event.action == \"daemon-refusals-summary\" and .user.id == \"$TUID\") | .bpfbox.count" "$LOG2")
+	assert_eq 50 "${tsum:-none}" "uid range: the summary under trudy counts her namespace's other 49 refusals and her own refused ps"
+fi
+assert_succeeds "flood: every line of the second daemon's log validates against the schema" \
+	python3 tests/tools/validate-events.py "$LOG2"
+# ---- end of log flood and uid-range peers ----
