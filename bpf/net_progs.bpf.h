@@ -61,7 +61,7 @@ static __always_inline void report_net(struct bb_sandbox *sb, __u64 sb_id, __u32
 {
 	struct bb_event *ev;
 	__u32 count;
-	__u64 object = ((__u64)addr[0] << 32) ^ addr[3] ^ ((__u64)port << 16) ^ family;
+	__u64 object = ((__u64)addr[0] << 32) ^ addr[3] ^ ((__u64)port << 16) ^ family ^ ((__u64)proto << 48);
 
 	if (!rate_limit_pass(sb_id, op, rule, object, &count))
 		return;
@@ -605,25 +605,96 @@ int bb_post_bind6(struct bpf_sock *sk)
 	return remember_owner(sk, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))));
 }
 
+#define AF_RDS_ 21
 #define AF_PACKET_ 17
+#define AF_CAN_ 29
+#define AF_TIPC_ 30
+#define AF_BLUETOOTH_ 31
+#define AF_ALG_ 38
+#define AF_VSOCK_ 40
+#define AF_KCM_ 41
+#define AF_XDP_ 44
+#define SOCK_SEQPACKET_ 5
+#define SOCK_TYPE_MASK_ 0xf /* the rest of type is SOCK_NONBLOCK | SOCK_CLOEXEC */
+#define IPPROTO_ICMP_ 1
+#define IPPROTO_ICMPV6_ 58
+#define IPPROTO_SCTP_ 132
+#define IPPROTO_UDPLITE_ 136
+#define IPPROTO_MPTCP_ 262
+#define NETLINK_ROUTE_ 0
 
-/* Families a sandbox may open: Unix, netlink, and TCP/UDP (no raw or packet sockets). */
+/*
+ * What a socket is, for the allow-list: 0 when every sandbox may open it,
+ * else the BB_SOCK_* bit a policy opts in with (BB_SOCK_NEVER: none).
+ * TCP and UDP are decided again at connect, bind and sendmsg; MPTCP's
+ * connect runs the same cgroup connect program on its first subflow.
+ * NETLINK_ROUTE only reads without CAP_NET_ADMIN (getaddrinfo's
+ * AI_ADDRCONFIG, getifaddrs). SCTP and ping sockets run no cgroup program
+ * at all, which is why they are refused here.
+ */
+static __always_inline __u32 socket_kind(int family, int type, int protocol)
+{
+	if (family == AF_UNIX)
+		return 0; /* decided on the peer (unix_stream_connect, unix_may_send) */
+	if (family == AF_NETLINK)
+		return protocol == NETLINK_ROUTE_ ? 0 : BB_SOCK_NETLINK;
+	if (family == AF_INET || family == AF_INET6) {
+		if (type == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP_ || protocol == IPPROTO_MPTCP_))
+			return 0;
+		if (type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP_))
+			return 0;
+		if (protocol == IPPROTO_SCTP_ && (type == SOCK_STREAM || type == SOCK_SEQPACKET_))
+			return BB_SOCK_SCTP;
+		if (type == SOCK_DGRAM && protocol == (family == AF_INET ? IPPROTO_ICMP_ : IPPROTO_ICMPV6_))
+			return BB_SOCK_PING;
+		if (type == SOCK_DGRAM && protocol == IPPROTO_UDPLITE_)
+			return BB_SOCK_UDPLITE;
+		return type == SOCK_RAW ? BB_SOCK_RAW : BB_SOCK_NEVER;
+	}
+	switch (family) {
+	case AF_PACKET_:
+		return BB_SOCK_PACKET;
+	case AF_VSOCK_:
+		return BB_SOCK_VSOCK;
+	case AF_ALG_:
+		return BB_SOCK_ALG;
+	case AF_BLUETOOTH_:
+		return BB_SOCK_BLUETOOTH;
+	case AF_CAN_:
+		return BB_SOCK_CAN;
+	case AF_TIPC_:
+		return BB_SOCK_TIPC;
+	case AF_RDS_:
+		return BB_SOCK_RDS;
+	case AF_KCM_:
+		return BB_SOCK_KCM;
+	case AF_XDP_:
+		return BB_SOCK_XDP;
+	}
+	return BB_SOCK_NEVER;
+}
+
+/*
+ * The allow-list of socket families, types and protocols. Every way a task
+ * makes a socket (socket, socketpair, io_uring's IORING_OP_SOCKET) comes
+ * through here; kernel-internal sockets (kern) are not the task's.
+ */
 SEC("lsm/socket_create")
 int BPF_PROG(bb_socket_create, int family, int type, int protocol, int kern)
 {
 	__u32 addr[4] = {};
 	struct bb_sandbox *sb;
+	__u32 kind;
 	__u64 id;
-	int base = type & 0xf;
+	int base = type & SOCK_TYPE_MASK_;
 
 	if (kern)
 		return 0;
 	sb = current_sandbox(&id);
 	if (!sb || sb->state != BB_STATE_ENFORCING)
 		return 0;
-	if (family == AF_UNIX || family == AF_NETLINK)
-		return 0;
-	if ((family == AF_INET || family == AF_INET6) && (base == SOCK_STREAM || base == SOCK_DGRAM))
+	kind = socket_kind(family, base, protocol);
+	if (!kind || (kind & sb->sock_allow))
 		return 0;
 	report_net(sb, id, BB_OP_SOCKET, BB_RULE_NET_FAMILY, family, addr, base, protocol);
 	return refusal(sb, EPERM);

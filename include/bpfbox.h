@@ -49,6 +49,29 @@ typedef int32_t bb_s32;
 /* An administrator's ceiling: writes also need an allowWrite of the ceiling layer. */
 #define BB_SB_CEILING (1u << 6)
 
+/*
+ * Socket kinds outside the default allow-list (Unix; NETLINK_ROUTE; TCP,
+ * MPTCP and UDP over IPv4 and IPv6) that bpfbox.network.allowSocketProtocols
+ * may open. None of them is decided by address: opting in lets that protocol
+ * reach whatever the host's network reaches.
+ */
+#define BB_SOCK_SCTP (1u << 0)
+#define BB_SOCK_PING (1u << 1) /* ICMP and ICMPv6 echo sockets (SOCK_DGRAM) */
+#define BB_SOCK_UDPLITE (1u << 2)
+#define BB_SOCK_RAW (1u << 3) /* SOCK_RAW over IPv4 and IPv6 */
+#define BB_SOCK_PACKET (1u << 4) /* AF_PACKET */
+#define BB_SOCK_NETLINK (1u << 5) /* every netlink protocol, not only NETLINK_ROUTE */
+#define BB_SOCK_VSOCK (1u << 6)
+#define BB_SOCK_ALG (1u << 7)
+#define BB_SOCK_BLUETOOTH (1u << 8)
+#define BB_SOCK_CAN (1u << 9)
+#define BB_SOCK_TIPC (1u << 10)
+#define BB_SOCK_RDS (1u << 11)
+#define BB_SOCK_KCM (1u << 12)
+#define BB_SOCK_XDP (1u << 13)
+#define BB_SOCK_ALL ((1u << 14) - 1)
+#define BB_SOCK_NEVER (1u << 15) /* no policy opens it: no bit of sock_allow is ever set here */
+
 /* Sandbox states: the launcher resolves rule paths in the kernel before enforcing. */
 #define BB_STATE_RESOLVING 1
 #define BB_STATE_ENFORCING 2
@@ -67,7 +90,7 @@ struct bb_sandbox {
 	bb_u16 tport4; /* on 127.0.0.1 */
 	bb_u16 tport6; /* on ::1 */
 	bb_u16 own_proxy_port; /* bpfbox's own explicit proxy (0 = none): who connects to it is kept */
-	bb_u16 pad;
+	bb_u16 sock_allow; /* BB_SOCK_* kinds the policy opts in to beyond the default allow-list */
 	bb_u64 lost; /* events dropped because the ring buffer was full */
 	bb_u64 denied; /* refusals counted in the kernel */
 };

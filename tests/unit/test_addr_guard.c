@@ -67,6 +67,15 @@ static void test_builtin_classes(void **state)
 	assert_true(refused(&g, "::ffff:169.254.169.254", "cloud metadata"));
 	assert_true(refused(&g, "64:ff9b::a9fe:a9fe", "cloud metadata"));
 	assert_true(refused(&g, "::127.0.0.1", NULL));
+	/* 6to4 is decided by the IPv4 address its relay delivers to; Teredo is refused outright. */
+	assert_true(refused(&g, "2002:7f00:1::", "loopback"));
+	assert_true(refused(&g, "2002:a9fe:a9fe::1", "cloud metadata"));
+	assert_true(refused(&g, "2002:a9fe:0101:5::", "link-local"));
+	assert_true(refused(&g, "2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"));
+	assert_true(refused(&g, "2001::1", "Teredo"));
+	assert_false(refused(&g, "2002:5db8:d822::1", NULL));	/* 93.184.216.34 */
+	assert_false(refused(&g, "2001:1::1", NULL));		/* outside 2001::/32 */
+	assert_false(refused(&g, "2001:2::5", NULL));		/* the parent proxy's synthesized range */
 
 	assert_false(refused(&g, "93.184.216.34", NULL));
 	assert_false(refused(&g, "100.100.100.201", NULL));
@@ -167,6 +176,8 @@ static void test_literal_exceptions(void **state)
 	assert_false(refused(&g, "::1", NULL));
 	assert_true(refused(&g, "169.254.169.253", "link-local"));
 	assert_true(refused(&g, "127.0.0.1", "loopback"));
+	/* A 6to4 address is the relay's way there, not the allowed literal itself. */
+	assert_true(refused(&g, "2002:a9fe:a9fe::", "cloud metadata"));
 
 	g.allow_literal = allow_8080;
 	g.allow_ctx = &calls;
@@ -193,6 +204,7 @@ static void test_localhost_name(void **state)
 	assert_false(addr_guard_refuses_name(&g, "localhost", sa("::1", 80), &why));
 	/* localhost pointing anywhere odd is still checked... */
 	assert_true(addr_guard_refuses_name(&g, "localhost", sa("169.254.169.254", 80), &why));
+	assert_true(addr_guard_refuses_name(&g, "localhost", sa("2002:7f00:1::", 80), &why));
 	/* ...and other names get no loopback pass. */
 	assert_true(addr_guard_refuses_name(&g, "localhost.evil.example", sa("127.0.0.1", 80),
 					    &why));

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "bpfbox.h"
 #include "policy/policy.h"
 
 /* Directories that do not exist, so symlink resolution leaves paths alone. */
@@ -653,6 +654,38 @@ static void test_devices(void **state)
 	diag_list_free(&d);
 }
 
+/* bpfbox.network.allowSocketProtocols: known names to BB_SOCK_* bits; anything else is named. */
+static void test_socket_protocols(void **state)
+{
+	static const char json[] = "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"network\": "
+		"{\"allowSocketProtocols\": [\"sctp\", \"ping\", \"netlink\", \"sctp\"]}}}";
+	static const char bad[] = "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"network\": "
+		"{\"allowSocketProtocols\": [\"tcp\", \"SCTP\", \"\", 132, \"rxrpc\"]}}}";
+	static const char not_list[] = "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"network\": "
+		"{\"allowSocketProtocols\": \"sctp\"}}}";
+	struct diag_list d;
+	struct policy *p = load_ok(json, &d);
+
+	assert_int_equal(p->sock_allow, BB_SOCK_SCTP | BB_SOCK_PING | BB_SOCK_NETLINK);
+	policy_free(p);
+	diag_list_free(&d);
+	p = load_ok("{" NET_MIN ", " FS_MIN "}", &d);
+	assert_int_equal(p->sock_allow, 0);
+	policy_free(p);
+	diag_list_free(&d);
+	for (size_t i = 0; i < policy_n_socket_kinds; i++)
+		assert_int_equal(policy_socket_kinds[i].bit & ~BB_SOCK_ALL, 0);
+
+	assert_int_equal(load(bad, false, &p, &d), -EINVAL);
+	expect(&d, DIAG_ERROR, "bpfbox.network.allowSocketProtocols[0]", "always allowed");
+	expect(&d, DIAG_ERROR, "bpfbox.network.allowSocketProtocols[1]", "\"SCTP\": expected one of sctp");
+	expect(&d, DIAG_ERROR, "bpfbox.network.allowSocketProtocols[2]", "empty");
+	expect(&d, DIAG_ERROR, "bpfbox.network.allowSocketProtocols[3]", "expected a string");
+	expect(&d, DIAG_ERROR, "bpfbox.network.allowSocketProtocols[4]", "other families cannot be opened");
+	diag_list_free(&d);
+	refused(not_list, "bpfbox.network.allowSocketProtocols", "array");
+}
+
 static void test_memory_sizes(void **state)
 {
 	static const struct { const char *in; long long want; } ok[] = {
@@ -799,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_ignore_violations_and_git),
 		cmocka_unit_test(test_bpfbox_section),
+		cmocka_unit_test(test_socket_protocols),
 		cmocka_unit_test(test_memory_sizes),
 		cmocka_unit_test(test_default_policy),
 		cmocka_unit_test(test_discover),

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "bpfbox.h"
 #include "cli/commands.h"
 #include "policy/policy.h"
 #include "policy/policy_ceiling.h"
@@ -375,6 +376,32 @@ static void test_transparent(void **state)
 			done(&r);
 		}
 	}
+}
+
+/* bpfbox.network.allowSocketProtocols: only what both open; each name the caller loses is a cut. */
+static void test_socket_protocols(void **state)
+{
+#define SOCKS(l) BASE ", \"bpfbox\": {\"network\": {\"allowSocketProtocols\": [" l "]}}"
+	struct run r;
+
+	apply(&r, SOCKS("\"sctp\", \"ping\""), SOCKS("\"ping\", \"raw\", \"netlink\""));
+	assert_int_equal(r.eff->sock_allow, BB_SOCK_PING);
+	assert_int_equal(r.cuts.n, 2);
+	assert_string_equal(r.cuts.items[0].line, CALLER ": bpfbox.network.allowSocketProtocols \"raw\": not "
+			    "allowed by the administrator's policy (" ADMIN "); not granted");
+	assert_string_equal(r.cuts.items[1].line, CALLER ": bpfbox.network.allowSocketProtocols \"netlink\": "
+			    "not allowed by the administrator's policy (" ADMIN "); not granted");
+	done(&r);
+	apply(&r, SOCKS("\"sctp\""), BASE);
+	assert_int_equal(r.eff->sock_allow, 0);
+	assert_int_equal(r.cuts.n, 0);
+	done(&r);
+	apply(&r, BASE, SOCKS("\"sctp\""));
+	assert_int_equal(r.eff->sock_allow, 0);
+	want_cut(&r, "bpfbox.network.allowSocketProtocols", CALLER ": bpfbox.network.allowSocketProtocols "
+		 "\"sctp\": not allowed by the administrator's policy (" ADMIN "); not granted");
+	done(&r);
+#undef SOCKS
 }
 
 /*
@@ -1557,6 +1584,7 @@ int main(void)
 		cmocka_unit_test(test_fs_disabled),
 		cmocka_unit_test(test_flag_rows),
 		cmocka_unit_test(test_transparent),
+		cmocka_unit_test(test_socket_protocols),
 		cmocka_unit_test(test_parent_proxy),
 		cmocka_unit_test(test_git_config_mandatory),
 		cmocka_unit_test(test_domain_rows),

@@ -12,10 +12,12 @@ set -euo pipefail
 # namespaces); any of them may be built in.
 WANT_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
 netfs fscache 9pnet 9pnet_virtio 9p overlay veth"
-# Modules a test loads itself (insmod from this cache's modules/): neither in
-# the boot order nor in the stamp, so a cache made before one was listed stays
-# valid and the test needing it skips that part.
-EXTRA_MODULES="loop"
+# Modules a test loads itself (insmod from this cache's modules/, in the order
+# of modules/extra-order, dependencies first): not in the boot order nor in the
+# stamp. A complete cache that lacks one gets it added in place (the boot
+# modules and the initramfs stay as they are, so runs using the cache go on).
+# crc32c_generic is what libcrc32c (SCTP's checksum) asks the crypto API for.
+EXTRA_MODULES="loop crc32c_generic sctp"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 die() { echo "fetch-kernel: $*" >&2; exit 1; }
@@ -30,14 +32,16 @@ esac
 cache=${BPFBOX_VM_CACHE:-/var/cache/bpfbox-vm}
 dest=$cache/$version
 stamp="v2 modules: $(echo "$WANT_MODULES" | xargs)" # bump when the cache layout changes
+extras_stamp="extras: $(echo "$EXTRA_MODULES" | xargs)"
 complete() { [ -f "$dest/vmlinuz" ] && [ "$(cat "$dest/.complete" 2>/dev/null)" = "$stamp" ]; }
-complete && exit 0
+extras_done() { [ "$(cat "$dest/.extras" 2>/dev/null)" = "$extras_stamp" ]; }
+complete && extras_done && exit 0
 
 # One fetch per version at a time; a run that waited finds the cache filled.
 mkdir -p "$cache"
 exec 9>"$cache/.lock-$version"
 flock 9
-complete && exit 0
+complete && extras_done && exit 0
 
 for tool in apt-get apt-cache dpkg-deb xz flock; do
 	command -v "$tool" >/dev/null || die "$tool not found (Debian host required)"
@@ -95,11 +99,17 @@ apt-get "${apt_opts[@]}" update >&2 || die "apt-get update for $suite failed"
 pkg=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 |
 	awk '$1 ~ /Depends:$/ && $2 ~ /^linux-image-[0-9].*-amd64$/ { print $2; exit }')
 [ -n "$pkg" ] || die "cannot resolve linux-image-amd64 in $suite"
+# A complete cache missing extras needs the very kernel it holds (a module of
+# another build would not load).
+if complete; then
+	pkg="$(sed -n 's/^Package: //p' "$dest/package")=$(sed -n 's/^Version: //p' "$dest/package")"
+fi
 
 work=$(mktemp -d "$cache/.fetch-$version.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 echo "fetch-kernel: downloading $pkg ($suite)" >&2
-(cd "$work" && apt-get "${apt_opts[@]}" download "$pkg" >&2) || die "apt-get download $pkg failed"
+(cd "$work" && apt-get "${apt_opts[@]}" download "$pkg" >&2) ||
+	die "apt-get download $pkg failed$(complete && echo " (to refetch the current kernel, remove $dest once no run uses it)")"
 dpkg-deb -x "$work"/*.deb "$work/root"
 
 vmlinuz=$(find "$work/root/boot" -name 'vmlinuz-*' | head -n1)
@@ -135,15 +145,22 @@ extract_vmlinux() {
 
 # Copy the wanted modules (and anything they depend on) in load order.
 out=$work/out
-mkdir -p "$out/modules"
+mkdir -p "$out/modules" "$work/extra"
 : >"$out/modules/order"
+: >"$work/extra/extra-order"
 # The "depends=" string of the .modinfo section; avoids needing kmod's modinfo.
 modinfo_depends() {
 	tr '\0' '\n' <"$1" | sed -n 's/^depends=//p' | head -n1
 }
+# add_module NAME DIR: NAME and its dependencies into DIR, listed in DIR's
+# order file (order or extra-order) after what they need. A module already in
+# the boot order ($boot_order) is not copied again.
 add_module() {
-	local name=$1 file dep
-	grep -qx "$name" "$out/modules/order" && return 0
+	local name=$1 dir=$2 list file dep
+	list=$dir/order
+	[ "$dir" = "$work/extra" ] && list=$dir/extra-order
+	grep -qx "$name" "$list" && return 0
+	[ -n "${boot_order:-}" ] && grep -qx "$name" "$boot_order" && return 0
 	file=$(find "$moddir" -name "$name.ko" -o -name "$name.ko.xz" -o -name "$name.ko.zst" |
 		head -n1)
 	if [ -z "$file" ]; then
@@ -154,24 +171,39 @@ add_module() {
 		return 0
 	fi
 	case "$file" in
-	*.xz) xz -dc "$file" >"$out/modules/$name.ko" ;;
-	*.zst) zstd -qdc "$file" >"$out/modules/$name.ko" ;;
-	*) cp "$file" "$out/modules/$name.ko" ;;
+	*.xz) xz -dc "$file" >"$dir/$name.ko" ;;
+	*.zst) zstd -qdc "$file" >"$dir/$name.ko" ;;
+	*) cp "$file" "$dir/$name.ko" ;;
 	esac
-	for dep in $(modinfo_depends "$out/modules/$name.ko" | tr ',' ' '); do
-		add_module "${dep//-/_}"
+	for dep in $(modinfo_depends "$dir/$name.ko" | tr ',' ' '); do
+		add_module "${dep//-/_}" "$dir"
 	done
-	echo "$name" >>"$out/modules/order"
+	echo "$name" >>"$list"
 }
-for m in $WANT_MODULES; do add_module "$m"; done
-for m in $EXTRA_MODULES; do
-	file=$(find "$moddir" -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" | head -n1)
-	case "$file" in
-	"") ;;
-	*.xz) xz -dc "$file" >"$out/modules/$m.ko" ;;
-	*.zst) zstd -qdc "$file" >"$out/modules/$m.ko" ;;
-	*) cp "$file" "$out/modules/$m.ko" ;;
-	esac
+
+if complete; then
+	# Only extras are missing: add them beside the boot modules, each file
+	# renamed into place, the list and the stamp last.
+	[ "$release" = "$(cat "$dest/release")" ] || die "$pkg holds $release, the cache $(cat "$dest/release")"
+	boot_order=$dest/modules/order
+	for m in $EXTRA_MODULES; do add_module "$m" "$work/extra"; done
+	for f in "$work"/extra/*.ko; do
+		[ -e "$f" ] || continue
+		cp "$f" "$dest/modules/.${f##*/}.tmp"
+		mv "$dest/modules/.${f##*/}.tmp" "$dest/modules/${f##*/}"
+	done
+	cp "$work/extra/extra-order" "$dest/modules/.extra-order.tmp"
+	mv "$dest/modules/.extra-order.tmp" "$dest/modules/extra-order"
+	echo "$extras_stamp" >"$dest/.extras"
+	echo "fetch-kernel: $version: added extra modules: $(xargs <"$dest/modules/extra-order")" >&2
+	exit 0
+fi
+
+for m in $WANT_MODULES; do add_module "$m" "$out/modules"; done
+boot_order=$out/modules/order
+for m in $EXTRA_MODULES; do add_module "$m" "$work/extra"; done
+for f in "$work"/extra/*.ko "$work/extra/extra-order"; do
+	[ -e "$f" ] && mv "$f" "$out/modules/"
 done
 
 cp "$vmlinuz" "$out/vmlinuz"
@@ -179,6 +211,7 @@ extract_vmlinux "$vmlinuz" "$out/vmlinux" || rm -f "$out/vmlinux"
 echo "$release" >"$out/release"
 dpkg-deb -f "$work"/*.deb Package Version >"$out/package"
 echo "$stamp" >"$out/.complete"
+echo "$extras_stamp" >"$out/.extras"
 rm -rf "$dest"
 mv "$out" "$dest"
 echo "fetch-kernel: $version -> $dest ($release, modules: $(xargs <"$dest/modules/order"))" >&2

@@ -754,7 +754,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	err = build_specs(r);
 	if (err)
 		return errmsg_set(&em, err, "building rules"), setup_failed(r, "rules", &em), err;
-	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_flags(r), &r->ringbuf_fd, &em);
+	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_flags(r), r->policy->sock_allow, &r->ringbuf_fd, &em);
 	if (err)
 		return setup_failed(r, "registering the sandbox", &em), err;
 	r->maps_added = true;

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "domain.h"
 #include "lib/diag.h"
@@ -79,6 +80,17 @@ void policy_parent_free(struct policy_parent *pp);
 /* A deep copy; -ENOMEM. */
 int policy_parent_copy(struct policy_parent *dst, const struct policy_parent *src);
 
+/*
+ * bpfbox.network.allowSocketProtocols: the names a policy may list, each the
+ * BB_SOCK_* bit (include/bpfbox.h) it opens beyond the default allow-list.
+ */
+struct policy_socket_kind {
+	const char *name;
+	uint32_t bit;
+};
+extern const struct policy_socket_kind policy_socket_kinds[];
+extern const size_t policy_n_socket_kinds;
+
 struct policy {
 	/* filesystem: all four kinds, in file order, then implicit rules */
 	struct fs_rule *fs_rules;
@@ -128,6 +140,7 @@ struct policy {
 	enum policy_log_format log_format;
 	bool transparent_off;	/* bpfbox.network.transparent false: no sandbox DNS, no transparent path */
 	struct policy_parent parent; /* bpfbox.network.parentProxy; scheme PARENT_NONE = dial directly */
+	uint32_t sock_allow;	/* bpfbox.network.allowSocketProtocols: BB_SOCK_* bits */
 
 	struct ignore_rule *ignore;
 	size_t n_ignore;

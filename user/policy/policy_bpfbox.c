@@ -2,13 +2,14 @@
 /*
  * bpfbox's own options, under a top-level "bpfbox" object that srt ignores:
  * mode, environment allow-list, cgroup limits, the event log, devices and
- * the network path (transparent switch, parent proxy).
+ * the network path (transparent switch, parent proxy, socket protocols).
  */
 #define POLICY_INTERNAL
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfbox.h"
 #include "policy.h"
 
 static const struct key_spec bb_keys[] = {
@@ -23,6 +24,7 @@ static const struct key_spec bb_keys[] = {
 static const struct key_spec network_keys[] = {
 	{ "transparent", KEY_KNOWN, NULL },
 	{ "parentProxy", KEY_KNOWN, NULL },
+	{ "allowSocketProtocols", KEY_KNOWN, NULL },
 	{ NULL, KEY_KNOWN, NULL },
 };
 static const struct key_spec env_keys[] = {
@@ -205,6 +207,45 @@ static void parse_log(struct pctx *c, const cJSON *log)
 	}
 }
 
+const struct policy_socket_kind policy_socket_kinds[] = {
+	{ "sctp", BB_SOCK_SCTP },	   { "ping", BB_SOCK_PING },	     { "udplite", BB_SOCK_UDPLITE },
+	{ "raw", BB_SOCK_RAW },		   { "packet", BB_SOCK_PACKET },     { "netlink", BB_SOCK_NETLINK },
+	{ "vsock", BB_SOCK_VSOCK },	   { "alg", BB_SOCK_ALG },	     { "bluetooth", BB_SOCK_BLUETOOTH },
+	{ "can", BB_SOCK_CAN },		   { "tipc", BB_SOCK_TIPC },	     { "rds", BB_SOCK_RDS },
+	{ "kcm", BB_SOCK_KCM },		   { "xdp", BB_SOCK_XDP },
+};
+const size_t policy_n_socket_kinds = sizeof(policy_socket_kinds) / sizeof(policy_socket_kinds[0]);
+
+/* Names of socket kinds beyond the default allow-list (docs/network.md, Socket families). */
+static void parse_socket_protocols(struct pctx *c, const cJSON *net)
+{
+	const cJSON *arr = jget_array(c, net, "allowSocketProtocols", "bpfbox.network", false,
+				      "socket protocol names");
+	size_t i = 0;
+
+	if (!arr)
+		return;
+	for (const cJSON *n = arr->child; n; n = n->next, i++) {
+		char *path = jpath_index(c, "bpfbox.network.allowSocketProtocols", i);
+		const char *s;
+		size_t k;
+
+		if (!path)
+			return;
+		s = jelem_string(c, n, path, true);
+		for (k = 0; s && k < policy_n_socket_kinds; k++)
+			if (!strcmp(s, policy_socket_kinds[k].name))
+				break;
+		if (s && k == policy_n_socket_kinds)
+			perr(c, path, "\"%s\": expected one of sctp, ping, udplite, raw, packet, netlink, "
+			     "vsock, alg, bluetooth, can, tipc, rds, kcm, xdp (TCP, MPTCP, UDP, Unix and "
+			     "NETLINK_ROUTE are always allowed; other families cannot be opened)", s);
+		else if (s)
+			c->p->sock_allow |= policy_socket_kinds[k].bit;
+		free(path);
+	}
+}
+
 static void parse_network(struct pctx *c, const cJSON *net)
 {
 	const cJSON *v;
@@ -226,6 +267,7 @@ static void parse_network(struct pctx *c, const cJSON *net)
 		else if (err)
 			perr(c, "bpfbox.network.parentProxy", "%s", why);
 	}
+	parse_socket_protocols(c, net);
 }
 
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)

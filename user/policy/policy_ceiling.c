@@ -717,6 +717,21 @@ static void ceiling_parent(struct ceiling *c)
 	free(v);
 }
 
+/* Socket protocols beyond the default allow-list: only those both policies open. */
+static void ceiling_socket_protocols(struct ceiling *c)
+{
+	uint32_t a = c->admin->sock_allow, u = c->caller->sock_allow;
+	char value[32];
+
+	c->p->sock_allow = a & u;
+	for (size_t i = 0; i < policy_n_socket_kinds; i++) {
+		if (!(u & policy_socket_kinds[i].bit) || (a & policy_socket_kinds[i].bit))
+			continue;
+		snprintf(value, sizeof(value), "\"%s\"", policy_socket_kinds[i].name);
+		cut(c, "bpfbox.network.allowSocketProtocols", value, "not allowed by the administrator's policy", "not granted");
+	}
+}
+
 static void ceiling_network(struct ceiling *c)
 {
 	const struct policy *a = c->admin, *u = c->caller;
@@ -739,6 +754,7 @@ static void ceiling_network(struct ceiling *c)
 	/* The transparent path reaches allowed names without the proxy variables: only if both keep it. */
 	p->transparent_off = a->transparent_off || u->transparent_off;
 	ceiling_parent(c);
+	ceiling_socket_protocols(c);
 }
 
 /* ---- environment ---- */

@@ -50,6 +50,15 @@ static void add_strv(struct out *o, cJSON *parent, const char *key, char **v, si
 		add_str(o, a, NULL, v[i]);
 }
 
+static void add_socket_protocols(struct out *o, cJSON *parent, uint32_t bits)
+{
+	cJSON *a = add(o, parent, "allowSocketProtocols", cJSON_CreateArray());
+
+	for (size_t i = 0; a && i < policy_n_socket_kinds; i++)
+		if (bits & policy_socket_kinds[i].bit)
+			add_str(o, a, NULL, policy_socket_kinds[i].name);
+}
+
 static void add_joined(struct out *o, cJSON *a, const char *root, const char *name)
 {
 	char *s = NULL;
@@ -219,6 +228,8 @@ static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 	/* The redacted form: a password never leaves the policy. */
 	if (net)
 		add_str(o, net, "parentProxy", p->parent.scheme ? p->parent.shown : NULL);
+	if (net)
+		add_socket_protocols(o, net, p->sock_allow);
 }
 
 char *policy_to_json(const struct policy *p)

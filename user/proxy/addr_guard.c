@@ -36,6 +36,11 @@ static const struct addr_cidr builtin_deny[] = {
 	{ AF_INET6, 10, { 0xfe, 0xc0 }, "site-local (deprecated)" },
 	{ AF_INET6, 8, { 0xff }, "multicast" },
 	{ AF_INET6, 32, { 0xfd, 0x00, 0x0e, 0xc2 }, "cloud metadata" },	/* AWS IMDS */
+	/*
+	 * Teredo (RFC 4380) tunnels to the IPv4 address it carries obfuscated,
+	 * through a relay it names: no name needs one, so none may lead to one.
+	 */
+	{ AF_INET6, 32, { 0x20, 0x01, 0x00, 0x00 }, "Teredo" },
 };
 
 /* IPv6 prefixes that carry an IPv4 address in their last 4 bytes. */
@@ -99,6 +104,24 @@ static bool embedded_v4(const struct sockaddr *sa, struct sockaddr_in *out)
 	return true;
 }
 
+/*
+ * The IPv4 address a 6to4 address (2002:AABB:CCDD::/48, RFC 3056) is
+ * delivered to by a relay. Only for refusing: the relay, not this host,
+ * reaches it, so it is neither loopback nor the policy's literal.
+ */
+static bool sixtofour_v4(const struct sockaddr *sa, struct sockaddr_in *out)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+	if (sa->sa_family != AF_INET6 || s6->sin6_addr.s6_addr[0] != 0x20 || s6->sin6_addr.s6_addr[1] != 0x02)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->sin_family = AF_INET;
+	out->sin_port = s6->sin6_port;
+	memcpy(&out->sin_addr, s6->sin6_addr.s6_addr + 2, 4);
+	return true;
+}
+
 static bool allowed_literal(const struct addr_guard *g, const struct sockaddr *sa)
 {
 	const unsigned char *a;
@@ -154,7 +177,9 @@ bool addr_guard_refuses(const struct addr_guard *g, const struct sockaddr *sa, c
 		return false;
 	if (denied(g, sa, why))
 		return true;
-	/* ::ffff:127.0.0.1 and 64:ff9b::a9fe:a9fe reach what their IPv4 part reaches. */
+	/* ::ffff:127.0.0.1, 64:ff9b::a9fe:a9fe and 2002:a9fe:a9fe:: reach what their IPv4 part reaches. */
+	if (!has_v4)
+		has_v4 = sixtofour_v4(sa, &v4);
 	return has_v4 && denied(g, (struct sockaddr *)&v4, why);
 }
 

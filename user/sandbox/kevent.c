@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* Turning the kernel's refusal records into log events. */
 #include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,15 +138,99 @@ static const char *transport(uint32_t proto)
 	return proto == 17 ? "udp" : proto == 6 ? "tcp" : proto == 1 || proto == 58 ? "icmp" : "other";
 }
 
+/* Names of socket(2) numbers, for a socket-create refusal; NULL when not one of these. */
+static const char *family_name(uint32_t family)
+{
+	static const char *const names[] = {
+		[AF_UNIX] = "unix",	   [AF_INET] = "ipv4",	  [AF_INET6] = "ipv6",	      [AF_NETLINK] = "netlink",
+		[AF_PACKET] = "packet",	   [AF_KEY] = "key",	  [AF_RDS] = "rds",	      [AF_CAN] = "can",
+		[AF_TIPC] = "tipc",	   [AF_BLUETOOTH] = "bluetooth", [AF_RXRPC] = "rxrpc", [AF_ALG] = "alg",
+		[AF_VSOCK] = "vsock",	   [AF_KCM] = "kcm",	  [AF_QIPCRTR] = "qipcrtr",   [AF_SMC] = "smc",
+		[AF_XDP] = "xdp",	   [AF_APPLETALK] = "appletalk", [AF_X25] = "x25",     [AF_AX25] = "ax25",
+	};
+
+	return family < sizeof(names) / sizeof(names[0]) ? names[family] : NULL;
+}
+
+static const char *type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[SOCK_STREAM] = "stream", [SOCK_DGRAM] = "dgram",	    [SOCK_RAW] = "raw",
+		[SOCK_RDM] = "rdm",	  [SOCK_SEQPACKET] = "seqpacket", [SOCK_PACKET] = "packet",
+	};
+
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : NULL;
+}
+
+/* An IP protocol's name; netlink and other families number their protocols their own way. */
+static const char *protocol_name(uint32_t family, uint32_t type, uint32_t proto)
+{
+	if (family == AF_NETLINK)
+		return proto == NETLINK_ROUTE ? "route" : proto == NETLINK_SOCK_DIAG ? "sock-diag" :
+		       proto == NETLINK_AUDIT ? "audit" : proto == NETLINK_KOBJECT_UEVENT ? "kobject-uevent" :
+		       proto == NETLINK_GENERIC ? "generic" : proto == NETLINK_NETFILTER ? "netfilter" : NULL;
+	if (family != AF_INET && family != AF_INET6)
+		return NULL;
+	switch (proto) {
+	case 0:
+		return type == SOCK_STREAM ? "tcp" : type == SOCK_DGRAM ? "udp" : "ip";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_SCTP:
+		return "sctp";
+	case IPPROTO_UDPLITE:
+		return "udplite";
+	case IPPROTO_MPTCP:
+		return "mptcp";
+	case IPPROTO_RAW:
+		return "raw";
+	}
+	return NULL;
+}
+
+/* "ipv4 (2)", or the number alone when it has no name here. */
+static void name_num(char *out, size_t len, const char *name, uint32_t n)
+{
+	if (name)
+		snprintf(out, len, "%s (%u)", name, n);
+	else
+		snprintf(out, len, "%u", n);
+}
+
+/* A socket the allow-list refused: family, type and protocol, by number and by name. */
+static void set_socket(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
+{
+	const char *family = family_name(ev->family), *type = type_name(ev->port);
+	const char *proto = protocol_name(ev->family, ev->port, ev->proto);
+	char f[32], t[32], p[32];
+
+	log_event_set_int(le, "bpfbox.socket.family", ev->family);
+	log_event_set_int(le, "bpfbox.socket.type", ev->port);
+	log_event_set_int(le, "bpfbox.socket.protocol", ev->proto);
+	if (family)
+		log_event_set_str(le, "network.type", family);
+	if (proto)
+		log_event_set_str(le, "network.transport", proto);
+	name_num(f, sizeof(f), family, ev->family);
+	name_num(t, sizeof(t), type, ev->port);
+	name_num(p, sizeof(p), proto, ev->proto);
+	snprintf(text, len, " of family %s type %s protocol %s (not in the socket allow-list, "
+		 "see bpfbox.network.allowSocketProtocols)", f, t, p);
+}
+
 /* Destination fields of a network refusal; text receives what the message says. */
 static void set_network(struct log_event *le, const struct bb_event *ev, char *text, size_t len)
 {
 	char addr[INET6_ADDRSTRLEN] = "";
 
 	if (ev->op == BB_OP_SOCKET) {
-		log_event_set_int(le, "bpfbox.socket.family", ev->family);
-		log_event_set_int(le, "bpfbox.socket.type", ev->port);
-		snprintf(text, len, " of family %u type %u", ev->family, ev->port);
+		set_socket(le, ev, text, len);
 		return;
 	}
 	log_event_set_str(le, "network.transport", transport(ev->proto));

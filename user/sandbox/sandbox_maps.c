@@ -28,9 +28,11 @@ struct bb_rate {
 	uint64_t pending;
 };
 
-int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, int *ringbuf_fd, struct errmsg *em)
+int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, uint32_t sock_allow, int *ringbuf_fd,
+		     struct errmsg *em)
 {
-	struct bb_sandbox sb = { .id = id, .flags = flags, .state = BB_STATE_RESOLVING };
+	struct bb_sandbox sb = { .id = id, .flags = flags, .state = BB_STATE_RESOLVING,
+				 .sock_allow = (bb_u16)(sock_allow & BB_SOCK_ALL) };
 	struct bb_resolve slot = { 0 };
 	int rb, err;
 

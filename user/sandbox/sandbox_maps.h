@@ -48,8 +48,9 @@ struct bb_rule;
  */
 void rule_merge(struct bb_rule *v, uint32_t flags, uint32_t rule, enum rule_layer layer);
 
-/* Registers the sandbox in state RESOLVING with a ring buffer of its own (*ringbuf_fd). */
-int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, int *ringbuf_fd, struct errmsg *em);
+/* Registers the sandbox in state RESOLVING with a ring buffer of its own (*ringbuf_fd) and the BB_SOCK_* kinds its policy opens. */
+int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, uint32_t sock_allow, int *ringbuf_fd,
+		     struct errmsg *em);
 /*
  * Loads rules whose paths the kernel resolved. A path that did not exist is
  * matched by name below its deepest existing ancestor; *skipped counts allow

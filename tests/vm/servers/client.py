@@ -18,6 +18,9 @@
                                  nothing for SECS, then TLS naming SNI (trusting
                                  CA) and GET /hello.txt; prints "ok BODY"
   client.py raw | packet         open a raw IPv4 / a packet socket
+  client.py kinds HOST HOST6 PROXYPORT CASE...
+                                 each CASE (see KINDS) on its own: prints
+                                 "CASE ok ..." or "CASE ERRNO ..." and goes on
   client.py bind HOST PORT       bind a TCP socket
   client.py listen               listen on an ephemeral loopback port
   client.py unix PATH            connect to a Unix stream socket ("@x" = abstract)
@@ -146,6 +149,8 @@ def run(mode, args):
         t.sendall(b"GET /hello.txt HTTP/1.0\r\nHost: " + args[2].encode() + b"\r\n\r\n")
         body = read_to_eof(t)
         return "ok " + body.decode(errors="replace").strip().splitlines()[-1]
+    if mode == "kinds":
+        return kinds(args)
     if mode == "raw":
         socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         return "ok raw"
@@ -172,6 +177,73 @@ def run(mode, args):
         s.sendto(b"ping\n", unix_addr(args[0]))
         return "ok sent"
     raise SystemExit("unknown mode " + mode)
+
+
+# socket(2) arguments of each "kinds" case, and what it does after creation:
+# "open" nothing, "stream" connect to HOST/HOST6 and exchange a line, "dgram"
+# sendto HOST/HOST6 and read the answer, "echo" an ICMP echo with a payload,
+# "proxy" an HTTP request to the sandbox's proxy (PROXYPORT).
+NB = socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC
+KINDS = {
+    "sctp4": (socket.AF_INET, socket.SOCK_STREAM, 132, "stream", 9132),
+    "sctp6": (socket.AF_INET6, socket.SOCK_STREAM, 132, "stream", 9132),
+    "sctp4-seqpacket": (socket.AF_INET, socket.SOCK_SEQPACKET, 132, "open", 0),
+    "sctp4-flags": (socket.AF_INET, socket.SOCK_STREAM | NB, 132, "open", 0),
+    "ping4": (socket.AF_INET, socket.SOCK_DGRAM, 1, "echo", 0),
+    "ping6": (socket.AF_INET6, socket.SOCK_DGRAM, 58, "echo", 0),
+    "ping4-flags": (socket.AF_INET, socket.SOCK_DGRAM | NB, 1, "open", 0),
+    "udplite4": (socket.AF_INET, socket.SOCK_DGRAM, 136, "dgram", 9136),
+    "udplite6": (socket.AF_INET6, socket.SOCK_DGRAM, 136, "dgram", 9136),
+    "raw4": (socket.AF_INET, socket.SOCK_RAW, 1, "open", 0),
+    "raw6": (socket.AF_INET6, socket.SOCK_RAW, 58, "open", 0),
+    "packet": (socket.AF_PACKET, socket.SOCK_DGRAM, 0, "open", 0),
+    "inet-seqpacket": (socket.AF_INET, socket.SOCK_SEQPACKET, 0, "open", 0),
+    "inet-rdm": (socket.AF_INET, socket.SOCK_RDM, 0, "open", 0),
+    "mptcp4": (socket.AF_INET, socket.SOCK_STREAM, 262, "stream", 9080),
+    "mptcp6": (socket.AF_INET6, socket.SOCK_STREAM, 262, "stream", 9080),
+    "mptcp-proxy": (socket.AF_INET, socket.SOCK_STREAM, 262, "proxy", 0),
+    "tcp-flags": (socket.AF_INET, socket.SOCK_STREAM | NB, 0, "open", 0),
+    "udp-flags": (socket.AF_INET6, socket.SOCK_DGRAM | NB, 17, "open", 0),
+    "netlink-route": (socket.AF_NETLINK, socket.SOCK_RAW, 0, "open", 0),
+    "netlink-diag": (socket.AF_NETLINK, socket.SOCK_DGRAM, 4, "open", 0),
+    "vsock": (40, socket.SOCK_STREAM, 0, "open", 0),
+    "alg": (38, socket.SOCK_SEQPACKET, 0, "open", 0),
+    "rxrpc": (33, socket.SOCK_DGRAM, 2, "open", 0),
+}
+
+
+def kind(name, host, host6, proxy_port):
+    family, stype, proto, then, port = KINDS[name]
+    s = socket.socket(family, stype, proto)
+    s.settimeout(5)
+    dest = (host6 if family == socket.AF_INET6 else host, port)
+    if then == "open":
+        return "ok opened"
+    if then == "stream":
+        s.connect(dest)
+        s.sendall(name.encode() + b"-payload\n")
+        return "ok " + s.recv(200).decode(errors="replace").strip().replace("\r\n", " ")
+    if then == "dgram":
+        s.sendto(name.encode() + b"-payload", dest)
+        return "ok " + s.recv(200).decode(errors="replace")
+    if then == "echo":
+        # Type 8 (128 for ICMPv6) code 0; the kernel fills the checksum and the id.
+        req = 8 if family == socket.AF_INET else 128
+        s.sendto(struct.pack("!BBHHH", req, 0, 0, 0, 1) + name.encode() + b"-payload", (dest[0], 0))
+        reply = s.recv(200)
+        return "ok reply type %d %s" % (reply[0], reply[8:].decode(errors="replace"))
+    s.connect(("127.0.0.1", int(proxy_port)))
+    s.sendall(b"BAD\r\n\r\n")
+    return "ok " + s.recv(200).decode(errors="replace").splitlines()[0]
+
+
+def kinds(args):
+    for name in args[3:]:
+        try:
+            print(name, kind(name, args[0], args[1], args[2]), flush=True)
+        except OSError as e:
+            print(name, errno.errorcode.get(e.errno, str(e)), e, flush=True)
+    return "ok done"
 
 
 def main():

@@ -7,6 +7,8 @@
   serve.py udp   ADDR PORT                UDP echo (stands in for a DNS server)
   serve.py unix  PATH                     Unix stream echo ("@x" = abstract name)
   serve.py unixdgram PATH                 Unix datagram sink
+  serve.py sctp  ADDR PORT                SCTP stream echo (ADDR "::" takes IPv4 too)
+  serve.py udplite ADDR PORT              UDP-Lite echo (the same)
 
 Several servers may share one process: separate their arguments with ",".
 Prints "ready" on stdout once all listen, then serves until killed.
@@ -73,6 +75,27 @@ class ThreadedUnix(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
 
+class ThreadedSctp(ThreadedTCP):
+    """A TCPServer whose socket is SCTP (socketserver has no protocol argument)."""
+
+    address_family = socket.AF_INET6
+
+    def __init__(self, addr, handler):
+        socketserver.BaseServer.__init__(self, addr, handler)
+        self.socket = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, 132)
+        self.server_bind()
+        self.server_activate()
+
+
+class UdpLite(socketserver.UDPServer):
+    address_family = socket.AF_INET6
+
+    def __init__(self, addr, handler):
+        socketserver.BaseServer.__init__(self, addr, handler)
+        self.socket = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM, 136)
+        self.server_bind()
+
+
 class Sink(socketserver.BaseRequestHandler):
     def handle(self):
         pass
@@ -97,6 +120,10 @@ def make(argv):
         return ThreadedTCP((addr, int(port)), Echo)
     if mode == "udp":
         return socketserver.UDPServer((addr, int(port)), UdpEcho)
+    if mode == "sctp":
+        return ThreadedSctp((addr, int(port)), Echo)
+    if mode == "udplite":
+        return UdpLite((addr, int(port)), UdpEcho)
     sys.exit("unknown mode " + mode)
 
 
