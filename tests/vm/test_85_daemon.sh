@@ -201,17 +201,19 @@ done
 assert_eq 1 "$(seen)" "--audit: the loopback server records a connection from outside the sandbox"
 CLIENT=$T_ROOT/tests/vm/servers/client.py
 t_exec carol --policy "$CP" --audit -- /bin/sh -c "cat $SRV/secret/audit || echo SECRET-REFUSED; cat $SRV/pub/inner; echo x >$SRV/other/audit-a || echo OTHER-REFUSED; echo pwned >>~/.bashrc || echo BASHRC-REFUSED; python3 $CLIENT tcp 127.0.0.1 $APORT || echo CONNECT-REFUSED"
+AOUT=$T_TMP/audit-run.out
+cp "$T_OUT" "$AOUT"
 assert_eq 0 "$T_RC" "--audit: the run completes"
-assert_contains "$T_OUT" "$SRV/secret/audit: Operation not permitted" "--audit: a read under the administrator's denyRead fails with EPERM"
-assert_not_contains "$T_OUT" 'audit-secret' "--audit: the administrator's secret is not read"
-assert_contains "$T_OUT" '^inner$' "--audit: a read only carol's own denyRead refuses is let through"
-assert_contains "$T_OUT" '^OTHER-REFUSED$' "--audit: a write outside the administrator's allowWrite fails"
-assert_fails "--audit: the file outside the administrator's allowWrite is not created" test -e "$SRV/other/audit-a"
-assert_contains "$T_OUT" '^BASHRC-REFUSED$' "--audit: a write to ~/.bashrc (mandatory set) fails"
+assert_contains "$AOUT" "$SRV/secret/audit: Operation not permitted" "--audit: a read under the administrator's denyRead fails with EPERM"
+assert_not_contains "$AOUT" 'audit-secret' "--audit: the administrator's secret is not read"
+assert_contains "$AOUT" '^inner$' "--audit: a read only carol's own denyRead refuses is let through"
+assert_contains "$AOUT" '^OTHER-REFUSED$' "--audit: a write outside the administrator's allowWrite fails"
+assert_contains "$AOUT" '^BASHRC-REFUSED$' "--audit: a write to ~/.bashrc (mandatory set) fails"
 assert_eq "$BASHRC_SUM" "$(sha256sum <"$CH/.bashrc")" "--audit: ~/.bashrc is unchanged"
-assert_contains "$T_OUT" '^EPERM' "--audit: a direct connect to a loopback server fails with EPERM"
-assert_contains "$T_OUT" '^CONNECT-REFUSED$' "--audit: the direct connect fails"
+assert_contains "$AOUT" '^EPERM' "--audit: a direct connect to a loopback server fails with EPERM"
+assert_contains "$AOUT" '^CONNECT-REFUSED$' "--audit: the direct connect fails"
 assert_eq 1 "$(seen)" "--audit: the loopback server saw nothing from the sandbox"
+assert_fails "--audit: the file outside the administrator's allowWrite is not created" test -e "$SRV/other/audit-a"
 C85='.user.name == "carol85"'
 assert_admin_ev "$C85 and .event.action == \"sandbox-start\" and .bpfbox.audit == true and .bpfbox.audit_scope == \"caller\"" \
 	"--audit: the start event says only carol's own rules are audited"
