@@ -37,7 +37,8 @@ static __always_inline int resolve_open(__u64 sb_id, struct file *file)
  * (lookup_open), and ignores the answer when the name exists. So a create
  * refused on a name not looked up yet is parked here, not logged; the open
  * then settles it: file_open (the name existed, or in audit mode was
- * created), or file_free_security of the file an open failed to open.
+ * created), or file_free_security of the file an open failed to open. An
+ * audited create (BB_OP_AUDITED in op) is settled like one in audit mode.
  */
 static __always_inline __u32 dcache_par_lookup(void)
 {
@@ -166,6 +167,7 @@ int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode
 	struct vfsmount *mnt;
 	__u32 op, rule = 0;
 	__u64 id;
+	int how;
 
 	sb = current_sandbox(&id);
 	if (!sb || sb->state != BB_STATE_ENFORCING)
@@ -185,13 +187,19 @@ int BPF_PROG(bb_path_mknod, const struct path *dir, struct dentry *dentry, umode
 		return 0;
 	mnt = BPF_CORE_READ(dir, mnt);
 	op = S_ISREG(mode) ? BB_OP_CREATE : BB_OP_MKNOD;
-	if (!fs_refused(sb, id, dentry, dentry->d_inode, mnt, op, WALK_WRITE, false, &rule))
+	how = fs_refused(sb, id, dentry, dentry->d_inode, mnt, op, WALK_WRITE, false, &rule);
+	if (how == FS_ALLOWED)
 		return 0;
+	/* A parked create keeps its audit mark in op: settle_create reports it as it was decided. */
+	op = file_report_op(op, how);
 	if (S_ISREG(mode) && (BPF_CORE_READ(dentry, d_flags) & dcache_par_lookup()) &&
-	    park_create(id, dentry, mnt, op, rule))
+	    park_create(id, dentry, mnt, op, rule)) {
+		if (how == FS_REFUSED_OWN)
+			return 0;
 		return (sb->flags & BB_SB_AUDIT) ? 0 : -EPERM;
+	}
 	report_file(sb, op, rule, dentry, mnt);
-	return refusal(sb, EPERM);
+	return file_refusal(sb, how);
 }
 
 /* The end of an open that failed: a parked create refused it if its name was missing. */
@@ -402,10 +410,13 @@ int BPF_PROG(bb_d_instantiate, struct dentry *dentry, struct inode *inode)
 	sb = current_sandbox(&id);
 	if (!sb || !inode)
 		return 0;
-	/* The lookup found the name a parked create asked for: that refusal had no effect. */
+	/*
+	 * The lookup found the name a parked create asked for: that refusal had
+	 * no effect. An audited create made the name itself: file_open settles it.
+	 */
 	if (!(sb->flags & BB_SB_AUDIT)) {
 		pending = parked_create();
-		if (pending && pending->dentry == (__u64)dentry)
+		if (pending && pending->dentry == (__u64)dentry && !(pending->op & BB_OP_AUDITED))
 			settle_create(sb, id, pending, false);
 	}
 	magic = BPF_CORE_READ(inode, i_sb, s_magic);

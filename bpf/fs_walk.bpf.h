@@ -538,12 +538,14 @@ static __noinline int report_file(struct bb_sandbox *sb, __u32 op, __u32 rule, s
 	if (!sb)
 		return 0;
 	sb_id = sb->id;
+	/* An audited op keeps its mark in the rate-limit key: folded repeats are reported as audited. */
 	if (!rate_limit_pass(sb_id, op, rule, file_object(d), &count))
 		return 0;
 	ev = event_reserve(sb, sb_id, count);
 	if (!ev)
 		return 0;
-	event_fill_task(ev, sb_id, BB_EV_FILE, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
+	event_fill_task(ev, sb_id, BB_EV_FILE, op & ~BB_OP_AUDITED, rule, EPERM, count,
+			(sb->flags & BB_SB_AUDIT) || (op & BB_OP_AUDITED));
 	event_set_path(ev, d, vmnt);
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
@@ -598,40 +600,111 @@ static __always_inline int shm_verdict(const struct walk_result *r, __u64 sb_id,
 	return o && o->sandbox == sb_id ? SHM_OWN : SHM_OTHER;
 }
 
+/* What fs_refused decides. */
+#define FS_ALLOWED 0
+#define FS_REFUSED 1
+#define FS_REFUSED_OWN 2 /* under BB_SB_AUDIT_OWN: only the caller's own layer refuses */
+
 /*
- * Decides one access to d (whose inode is inode, NULL if none yet): true
- * when refused, with the rule that refuses it. A device of the sandbox's
- * device set (device) is writable without allowWrite; explicit rules still
- * apply to it.
+ * Whether the administrator's layer refuses the access on its own: its
+ * denyRead, its denyWrite, or no allowWrite of its own (which a device of
+ * the sandbox's device set does not need); rule names its reason.
  */
-static __always_inline bool fs_refused(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
-				       struct inode *inode, struct vfsmount *vmnt, __u32 op, __u32 mask,
-				       bool device, __u32 *rule)
+static __always_inline bool walk_ceiling_denied(const struct walk_result *r, __u32 mask, bool device, __u32 *rule)
+{
+	const struct walk_layer *c = &r->layer[BB_LAYER_CEILING];
+
+	if ((mask & WALK_WRITE) && c->write_denied) {
+		*rule = c->write_deny_rule;
+		return true;
+	}
+	if ((mask & WALK_WRITE) && !c->write_allowed && !device) {
+		*rule = BB_RULE_CEILING_DEFAULT_WRITE;
+		return true;
+	}
+	if ((mask & WALK_READ) && c->read_decided && !c->read_allowed) {
+		*rule = c->read_rule;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A refusal under BB_SB_AUDIT_OWN: audited only when the refusal comes from
+ * the caller's layer alone. Whatever no layer decides (a path too deep,
+ * protected filesystems, the mandatory set) and whatever the administrator's
+ * layer refuses is enforced, and then named by the administrator's rule.
+ */
+static __always_inline int refused_under_ceiling(const struct walk_result *r, __u32 mask, bool device, __u32 *rule)
+{
+	if (!r->ceiling || r->too_deep || r->special == SPECIAL_BPFFS)
+		return FS_REFUSED;
+	if ((mask & WALK_WRITE) && (r->special == SPECIAL_PROTECTED || r->mandatory))
+		return FS_REFUSED;
+	return walk_ceiling_denied(r, mask, device, rule) ? FS_REFUSED : FS_REFUSED_OWN;
+}
+
+/*
+ * Decides one access to d (whose inode is inode, NULL if none yet): a
+ * refusal (FS_REFUSED, or FS_REFUSED_OWN in a sandbox auditing the caller's
+ * own layer) with the rule that refuses it, or FS_ALLOWED. A device of the
+ * sandbox's device set (device) is writable without allowWrite; explicit
+ * rules still apply to it.
+ */
+static __always_inline int fs_refused(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d,
+				      struct inode *inode, struct vfsmount *vmnt, __u32 op, __u32 mask,
+				      bool device, __u32 *rule)
 {
 	struct walk_ctx w;
 	int shm;
 
 	fs_walk(sb_id, sb, d, vmnt, mask, &w);
 	if (walk_private_denied(&w.r, rule))
-		return true;
+		return FS_REFUSED;
 	if (sb->flags & BB_SB_FS_DISABLED) {
 		/* srt's "disabled" drops the policy, not bpfbox's self-protection. */
 		if (w.r.special == SPECIAL_BPFFS || ((mask & WALK_WRITE) && w.r.special == SPECIAL_PROTECTED)) {
 			*rule = BB_RULE_PROTECTED_FS;
-			return true;
+			return FS_REFUSED;
 		}
-		return false;
+		return FS_ALLOWED;
 	}
 	shm = shm_verdict(&w.r, sb_id, d, inode, op == BB_OP_CREATE);
 	if (shm == SHM_OTHER) {
 		*rule = BB_RULE_SHM_OTHER;
-		return true;
+		return FS_REFUSED;
 	}
 	if (shm == SHM_OWN && !((mask & WALK_WRITE) && w.r.mandatory))
-		return false;
-	if ((mask & WALK_WRITE) && walk_write_denied(&w.r, rule) && !(device && default_write_rule(*rule)))
-		return true;
-	return (mask & WALK_READ) && walk_read_denied(&w.r, rule);
+		return FS_ALLOWED;
+	if (!((mask & WALK_WRITE) && walk_write_denied(&w.r, rule) && !(device && default_write_rule(*rule))) &&
+	    !((mask & WALK_READ) && walk_read_denied(&w.r, rule)))
+		return FS_ALLOWED;
+	/* Sandboxes without the caller's audit pay nothing more. */
+	if (!(sb->flags & BB_SB_AUDIT_OWN))
+		return FS_REFUSED;
+	return refused_under_ceiling(&w.r, mask, device, rule);
+}
+
+/*
+ * The return value of a file refusal: the error, or 0 when audited (the
+ * whole sandbox audits, or the caller's layer alone refused under
+ * BB_SB_AUDIT_OWN). Two returns rather than one expression: the compiler
+ * turns the combined condition into arithmetic whose range the verifier
+ * loses (an LSM program must return [-4095, 0]).
+ */
+static __always_inline int file_refusal(struct bb_sandbox *sb, int how)
+{
+	if (how == FS_REFUSED_OWN) {
+		__sync_fetch_and_add(&sb->denied, 1);
+		return 0;
+	}
+	return refusal(sb, EPERM);
+}
+
+/* The op to report a refusal under: marked when it is audited on the caller's layer alone. */
+static __always_inline __u32 file_report_op(__u32 op, int how)
+{
+	return how == FS_REFUSED_OWN ? op | BB_OP_AUDITED : op;
 }
 
 /* Decides one access to d; returns 0 or the refusal, which it reports. */
@@ -640,11 +713,13 @@ static __always_inline int fs_check_open(struct bb_sandbox *sb, __u64 sb_id, str
 					 bool device)
 {
 	__u32 rule = 0;
+	int how;
 
-	if (!fs_refused(sb, sb_id, d, inode, vmnt, op, mask, device, &rule))
+	how = fs_refused(sb, sb_id, d, inode, vmnt, op, mask, device, &rule);
+	if (how == FS_ALLOWED)
 		return 0;
-	report_file(sb, op, rule, d, vmnt);
-	return refusal(sb, EPERM);
+	report_file(sb, file_report_op(op, how), rule, d, vmnt);
+	return file_refusal(sb, how);
 }
 
 static __always_inline int fs_check(struct bb_sandbox *sb, __u64 sb_id, struct dentry *d, struct inode *inode,

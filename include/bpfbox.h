@@ -48,6 +48,12 @@ typedef int32_t bb_s32;
 #define BB_SB_ALLOW_USERNS (1u << 5)
 /* An administrator's ceiling: writes also need an allowWrite of the ceiling layer. */
 #define BB_SB_CEILING (1u << 6)
+/*
+ * A caller's audit under a ceiling: only a file refusal of the caller's own
+ * layer that the administrator's layer (and every check of no layer) lets
+ * through is audited; every other refusal stays enforced.
+ */
+#define BB_SB_AUDIT_OWN (1u << 7)
 
 /*
  * Socket kinds outside the default allow-list (Unix; NETLINK_ROUTE; TCP,
@@ -385,6 +391,8 @@ enum bb_op {
 	BB_OP_KEY, /* a kernel key: port = serial, proto = the permission asked */
 	BB_OP_MAX,
 };
+/* On an op in a rate-limit key: those refusals were audited (BB_SB_AUDIT_OWN). Never in an event. */
+#define BB_OP_AUDITED (1u << 31)
 
 /* Event flags. */
 #define BB_EVF_AUDIT (1u << 0) /* would have been refused; audit mode let it pass */

@@ -172,6 +172,7 @@ static void lifecycle(struct log *log)
 			  "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
 	log_event_set_int(ev, "bpfbox.proxy.port", 40123);
 	log_event_set_bool(ev, "bpfbox.audit", true); /* on start: the sandbox audits */
+	log_event_set_str(ev, "bpfbox.audit_scope", "caller");
 	log_event_message(ev, "sandbox started");
 	assert_int_equal(log_emit(log, ev), 0);
 	/* Under exec --ceiling: both policies named. */

@@ -824,14 +824,68 @@ static void test_mode(void **state)
 			assert_true(asprintf(&ab, BASE ", \"bpfbox\": {\"mode\": \"%s\"}", modes[a]) > 0);
 			assert_true(asprintf(&cb, BASE ", \"bpfbox\": {\"mode\": \"%s\"}", modes[c]) > 0);
 			apply(&r, ab, cb);
-			/* Audit only when both audit: the caller cannot switch enforcement off. */
+			/* The whole policy audits only when both audit: the caller cannot switch enforcement off. */
 			assert_int_equal(r.eff->audit, a && c);
-			want_cut(&r, "bpfbox.mode", c && !a ? CALLER ": bpfbox.mode \"audit\": the "
-				 "administrator's policy enforces (" ADMIN "); not granted" : NULL);
+			/* The caller's audit under an enforcing administrator covers its own narrowing only. */
+			assert_int_equal(r.eff->audit_own, c && !a);
+			assert_int_equal(r.eff->ceiling_audit, a);
+			/* Nothing of the caller's is taken away: the mode is never a cut. */
+			want_cut(&r, "bpfbox.mode", NULL);
+			assert_int_equal(r.cuts.n, 0);
 			free(ab);
 			free(cb);
 			done(&r);
 		}
+}
+
+/*
+ * How --audit and the modes compose into what the kernel audits: for every
+ * administrator mode x caller mode x --audit, under the ceiling; the
+ * administrator's policy as it is for a caller without a policy of its own;
+ * and root's own run.
+ */
+static void test_audit_scope(void **state)
+{
+	static const char *const modes[] = { "enforce", "audit" };
+	/* [admin][caller][--audit] */
+	static const enum audit_scope bound[2][2][2] = {
+		{ { AUDIT_NONE, AUDIT_CALLER }, { AUDIT_CALLER, AUDIT_CALLER } },
+		{ { AUDIT_NONE, AUDIT_ALL }, { AUDIT_ALL, AUDIT_ALL } },
+	};
+
+	for (int a = 0; a < 2; a++) {
+		struct policy *admin;
+		char *ab = NULL;
+
+		assert_true(asprintf(&ab, BASE ", \"bpfbox\": {\"mode\": \"%s\"}", modes[a]) > 0);
+		admin = load(ADMIN, ab);
+		for (int c = 0; c < 2; c++) {
+			char *cb = NULL;
+			struct run r;
+
+			assert_true(asprintf(&cb, BASE ", \"bpfbox\": {\"mode\": \"%s\"}", modes[c]) > 0);
+			apply(&r, ab, cb);
+			for (int cli = 0; cli < 2; cli++) {
+				enum audit_scope s = policy_audit_scope(r.eff, true, cli);
+
+				if (s != bound[a][c][cli])
+					fail_msg("administrator %s, caller %s, --audit %d: scope %s, want %s", modes[a],
+						 modes[c], cli, audit_scope_name(s), audit_scope_name(bound[a][c][cli]));
+			}
+			free(cb);
+			done(&r);
+		}
+		/* No policy of the caller's: an enforcing administrator's refusals stay enforced under --audit. */
+		assert_int_equal(policy_audit_scope(admin, true, false), a ? AUDIT_ALL : AUDIT_NONE);
+		assert_int_equal(policy_audit_scope(admin, true, true), a ? AUDIT_ALL : AUDIT_CALLER);
+		/* Root's own run: the policy is its own to audit. */
+		assert_int_equal(policy_audit_scope(admin, false, false), a ? AUDIT_ALL : AUDIT_NONE);
+		assert_int_equal(policy_audit_scope(admin, false, true), AUDIT_ALL);
+		policy_free(admin);
+		free(ab);
+	}
+	assert_string_equal(audit_scope_name(AUDIT_CALLER), "caller");
+	assert_string_equal(audit_scope_name(AUDIT_ALL), "all");
 }
 
 #define ENV_DENY(n) "\"credentials\": {\"envVars\": [{\"name\": \"" n "\", \"mode\": \"deny\"}]}"
@@ -1594,6 +1648,7 @@ int main(void)
 		cmocka_unit_test(test_proxy_port_rows),
 		cmocka_unit_test(test_limit_rows),
 		cmocka_unit_test(test_mode),
+		cmocka_unit_test(test_audit_scope),
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_caller_own_fields),
 		cmocka_unit_test(test_diagnostic_rows),

@@ -168,10 +168,82 @@ assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\
 t_exec carol --policy "$CP" --strict -- /bin/true
 assert_eq 125 "$T_RC" "ceiling --strict: a cut is an error"
 assert_contains "$T_OUT" 'not granted' "ceiling --strict: the cut is named"
-t_exec carol --policy "$CP" --audit -- /bin/sh -c "cat $SRV/secret/file"
-assert_contains "$T_OUT" '^topsecret$' "--audit through the daemon: a would-be refusal is let through"
-assert_admin_ev ".event.action == \"open-read\" and .bpfbox.audit == true and .user.name == \"carol85\"" \
-	"--audit through the daemon: the would-be refusal is in the administrator's log"
+
+# --- --audit under the ceiling: carol audits her own narrowing; the administrator's refusals stay enforced ---
+echo audit-secret >"$SRV/secret/audit" && chmod 0644 "$SRV/secret/audit"
+[ -f "$CH/.bashrc" ] || { echo '# carol' >"$CH/.bashrc" && chown carol85:carol85 "$CH/.bashrc"; }
+BASHRC_SUM=$(sha256sum <"$CH/.bashrc")
+# A server on the guest's loopback that no allowed name resolves to; it records every connection it accepts.
+APORT=8585
+SEEN=$S/seen
+python3 -c 'import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[2])))
+s.listen()
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    c, _ = s.accept()
+    with open(sys.argv[1], "a") as f:
+        f.write("accepted\n")
+    c.close()' "$SEEN" "$APORT" 2>>"$T_TMP/servers.log" &
+NET_PIDS+=($!)
+for _ in $(seq 100); do
+	[ -e "$SEEN.ready" ] && break
+	sleep 0.1
+done
+seen() { [ -e "$SEEN" ] && wc -l <"$SEEN" || echo 0; }
+(exec 3<>/dev/tcp/127.0.0.1/$APORT) 2>/dev/null
+for _ in $(seq 50); do
+	[ "$(seen)" -ge 1 ] && break
+	sleep 0.1
+done
+assert_eq 1 "$(seen)" "--audit: the loopback server records a connection from outside the sandbox"
+CLIENT=$T_ROOT/tests/vm/servers/client.py
+t_exec carol --policy "$CP" --audit -- /bin/sh -c "cat $SRV/secret/audit || echo SECRET-REFUSED; cat $SRV/pub/inner; echo x >$SRV/other/audit-a || echo OTHER-REFUSED; echo pwned >>~/.bashrc || echo BASHRC-REFUSED; python3 $CLIENT tcp 127.0.0.1 $APORT || echo CONNECT-REFUSED"
+AOUT=$T_TMP/audit-run.out
+cp "$T_OUT" "$AOUT"
+assert_eq 0 "$T_RC" "--audit: the run completes"
+assert_contains "$AOUT" "$SRV/secret/audit: Operation not permitted" "--audit: a read under the administrator's denyRead fails with EPERM"
+assert_not_contains "$AOUT" 'audit-secret' "--audit: the administrator's secret is not read"
+assert_contains "$AOUT" '^inner$' "--audit: a read only carol's own denyRead refuses is let through"
+assert_contains "$AOUT" '^OTHER-REFUSED$' "--audit: a write outside the administrator's allowWrite fails"
+assert_contains "$AOUT" '^BASHRC-REFUSED$' "--audit: a write to ~/.bashrc (mandatory set) fails"
+assert_eq "$BASHRC_SUM" "$(sha256sum <"$CH/.bashrc")" "--audit: ~/.bashrc is unchanged"
+assert_contains "$AOUT" '^EPERM' "--audit: a direct connect to a loopback server fails with EPERM"
+assert_contains "$AOUT" '^CONNECT-REFUSED$' "--audit: the direct connect fails"
+assert_eq 1 "$(seen)" "--audit: the loopback server saw nothing from the sandbox"
+assert_fails "--audit: the file outside the administrator's allowWrite is not created" test -e "$SRV/other/audit-a"
+C85='.user.name == "carol85"'
+assert_admin_ev "$C85 and .event.action == \"sandbox-start\" and .bpfbox.audit == true and .bpfbox.audit_scope == \"caller\"" \
+	"--audit: the start event says only carol's own rules are audited"
+assert_admin_ev "$C85 and .event.action == \"open-read\" and .file.path == \"$SRV/secret/audit\" and .event.outcome == \"failure\" and (.bpfbox.audit | not) and .rule.name == \"ceiling:denyRead:$SRV/secret\"" \
+	"--audit: admin log: the read under its denyRead is an enforced refusal naming its rule"
+assert_admin_ev "$C85 and .event.action == \"open-read\" and .file.path == \"$SRV/pub/inner\" and .event.outcome == \"success\" and .bpfbox.audit == true and .rule.name == \"denyRead:$SRV/pub/inner\"" \
+	"--audit: admin log: the read only carol refuses is audited"
+assert_admin_ev "$C85 and .file.path == \"$SRV/other/audit-a\" and .event.outcome == \"failure\" and (.bpfbox.audit | not) and .rule.name == \"ceiling:default:write\"" \
+	"--audit: admin log: the write outside its allowWrite is an enforced refusal"
+assert_admin_ev "$C85 and .file.path == \"$CH/.bashrc\" and .event.outcome == \"failure\" and (.bpfbox.audit | not) and (.rule.name | startswith(\"mandatory:\"))" \
+	"--audit: admin log: the write to ~/.bashrc is an enforced refusal of the mandatory set"
+assert_admin_ev "$C85 and .event.action == \"connect\" and .destination.ip == \"127.0.0.1\" and .destination.port == $APORT and .event.outcome == \"failure\" and (.bpfbox.audit | not)" \
+	"--audit: admin log: the direct connect is an enforced refusal"
+if t_share 1; then
+	# bpfbox.mode "audit" in carol's own file composes as --audit does; without a policy of hers, nothing is hers to audit.
+	CPA=$S/carol-audit.json
+	jq '. + {"bpfbox": {"mode": "audit"}}' "$CP" >"$CPA" && chmod 0644 "$CPA"
+	t_exec carol --policy "$CPA" --strict -- /bin/sh -c "cat $SRV/secret/audit || echo SECRET-REFUSED; cat $SRV/pub/inner"
+	assert_eq 125 "$T_RC" "mode audit in carol's file: --strict still refuses the cut allowWrite"
+	assert_not_contains "$T_OUT" 'bpfbox.mode' "mode audit in carol's file: the mode is not a cut"
+	t_exec carol --policy "$CPA" -- /bin/sh -c "cat $SRV/secret/audit || echo SECRET-REFUSED; cat $SRV/pub/inner"
+	assert_contains "$T_OUT" '^SECRET-REFUSED$' "mode audit in carol's file: the administrator's denyRead is enforced"
+	assert_not_contains "$T_OUT" 'audit-secret' "mode audit in carol's file: the secret is not read"
+	assert_contains "$T_OUT" '^inner$' "mode audit in carol's file: her own denyRead is audited"
+	t_exec carol --audit -- /bin/sh -c "cat $SRV/secret/audit || echo SECRET-REFUSED"
+	assert_contains "$T_OUT" '^SECRET-REFUSED$' "--audit without a policy of carol's: the administrator's policy is enforced"
+	assert_not_contains "$T_OUT" 'audit-secret' "--audit without a policy of carol's: the secret is not read"
+else
+	t_skip "mode audit in the caller's file, --audit without one" "its subject is user space: it runs in $(t_share_where 1)"
+fi
 assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.policy.path == \"$CP\" and (.bpfbox.policy.digest | startswith(\"sha256:\")) and .bpfbox.policy.ceiling.path == \"$ADMIN\" and (.bpfbox.policy.ceiling.digest | startswith(\"sha256:\"))" \
 	"admin log: the start event carries the sha256 of both policies"
 

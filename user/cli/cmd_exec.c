@@ -406,13 +406,22 @@ static int build_specs(struct exec_run *r)
 	return 0;
 }
 
+/* A caller (the daemon's, or exec --ceiling) audits only its own narrowing. */
+static enum audit_scope run_audit_scope(const struct exec_run *r)
+{
+	return policy_audit_scope(r->policy, r->caller || r->opts.ceiling, r->opts.audit);
+}
+
 static uint32_t sandbox_flags(const struct exec_run *r)
 {
 	const struct policy *p = r->policy;
+	enum audit_scope audit = run_audit_scope(r);
 	uint32_t f = 0;
 
-	if (p->audit || r->opts.audit)
+	if (audit == AUDIT_ALL)
 		f |= BB_SB_AUDIT;
+	else if (audit == AUDIT_CALLER)
+		f |= BB_SB_AUDIT_OWN;
 	if (p->allow_git_config)
 		f |= BB_SB_ALLOW_GIT_CONFIG;
 	if (p->fs_disabled)
@@ -466,11 +475,12 @@ static void join_command(struct exec_run *r)
 static void log_start(struct exec_run *r)
 {
 	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
-	bool audit = (sandbox_flags(r) & BB_SB_AUDIT) != 0;
+	enum audit_scope scope = run_audit_scope(r);
+	bool audit = scope != AUDIT_NONE;
 	char digest[80], who[320], uid[16];
 
-	/* Folded refusals reported at exit carry no flags of their own. */
-	r->kctx.audit = audit;
+	/* Folded refusals reported at exit carry no flags of their own (but BB_OP_AUDITED). */
+	r->kctx.audit = scope == AUDIT_ALL;
 	log_event_set_int(ev, "process.pid", r->launch.pid);
 	log_event_set_strv(ev, "process.args", r->opts.argv);
 	log_event_set_str(ev, "process.command_line", r->command_line);
@@ -488,6 +498,8 @@ static void log_start(struct exec_run *r)
 	if (r->socks_port != r->http_port)
 		log_event_set_int(ev, "bpfbox.proxy.socks_port", r->socks_port);
 	log_event_set_bool(ev, "bpfbox.audit", audit);
+	if (audit)
+		log_event_set_str(ev, "bpfbox.audit_scope", audit_scope_name(scope));
 	if (r->ident.switch_user)
 		snprintf(who, sizeof(who), "as %s (uid %u, from %s)", r->ident.name, (unsigned)r->ident.uid,
 			 identity_source_name(r->ident.source));
@@ -500,7 +512,11 @@ static void log_start(struct exec_run *r)
 	log_event_message(ev, "sandbox started: %s (pid %d, %s, policy %s%s%s%s)%s", r->command_line, r->launch.pid,
 			  who, r->policy->file ? r->policy->file : "built-in default",
 			  r->policy->has_ceiling ? " under the administrator's " : "",
-			  r->policy->has_ceiling ? r->policy->ceiling_file : "", audit ? ", audit mode" : "",
+			  r->policy->has_ceiling ? r->policy->ceiling_file : "",
+			  scope == AUDIT_ALL	  ? ", audit mode"
+			  : scope == AUDIT_CALLER ? ", audit mode of the caller's own rules only (the administrator's "
+						    "refusals are enforced)"
+						  : "",
 			  r->ident.switch_user && r->ident.uid != 0
 				  ? ""
 				  : "; warning: it runs as uid 0, so files only root may read (/etc/shadow, "

@@ -156,6 +156,14 @@ struct policy {
 	size_t n_ceiling_allowed_domains;
 	char *ceiling_file;	/* the administrator's policy file */
 	char ceiling_digest[65];
+	/*
+	 * audit above is set only when both modes say "audit". ceiling_audit:
+	 * the administrator's mode is "audit"; audit_own: the caller's mode is
+	 * "audit" while the administrator's enforces, which audits only the
+	 * caller's own narrowing (policy_audit_scope).
+	 */
+	bool ceiling_audit;
+	bool audit_own;
 
 	char digest[65];	/* sha256 hex of the file bytes, or of "default" */
 	char *file;		/* path it came from, NULL for the built-in default */

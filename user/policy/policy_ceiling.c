@@ -926,10 +926,10 @@ static void ceiling_bpfbox(struct ceiling *c)
 	const struct policy *a = c->admin, *u = c->caller;
 	struct policy *p = c->p;
 
+	/* The caller may audit its own narrowing, never the administrator's refusals: nothing is cut. */
 	p->audit = a->audit && u->audit;
-	if (u->audit && !a->audit)
-		cut(c, "bpfbox.mode", "\"audit\"", "the administrator's policy enforces",
-		    "not granted");
+	p->ceiling_audit = a->audit;
+	p->audit_own = u->audit && !a->audit;
 	ceiling_env(c);
 	p->limit_pids = ceiling_limit(c, "pids", u->limit_pids, a->limit_pids);
 	p->limit_memory_bytes = ceiling_limit(c, "memory", u->limit_memory_bytes,
@@ -1009,6 +1009,23 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
 	}
 	*out = c.p;
 	return 0;
+}
+
+enum audit_scope policy_audit_scope(const struct policy *p, bool bound, bool asked)
+{
+	if (p->audit)
+		return AUDIT_ALL;
+	if (!asked && !p->audit_own)
+		return AUDIT_NONE;
+	/* Root's own run, or a caller's --audit where the administrator's policy audits too. */
+	if (!bound || (p->has_ceiling && p->ceiling_audit))
+		return AUDIT_ALL;
+	return AUDIT_CALLER;
+}
+
+const char *audit_scope_name(enum audit_scope s)
+{
+	return s == AUDIT_ALL ? "all" : s == AUDIT_CALLER ? "caller" : "none";
 }
 
 /* One file's problems go to msgs whatever the outcome; NULL file = built-in default. */

@@ -62,6 +62,31 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
 int policy_load_under_ceiling(const char *admin_file, const char *caller_file, const struct policy_load_opts *lo,
 			      FILE *msgs, struct policy **out);
 
+/*
+ * How a run's would-be refusals are audited (docs/deployment.md, "The
+ * ceiling"): the administrator's refusals are never the caller's to audit.
+ */
+enum audit_scope {
+	AUDIT_NONE,	/* every refusal enforced */
+	AUDIT_ALL,	/* every refusal audited: root's own run, or the administrator's mode audits too */
+	/*
+	 * Only a file refusal of the caller's own layer that the administrator's
+	 * layer allows; everything else enforced. With no policy of the caller's
+	 * (the administrator's as it is) nothing is the caller's: all enforced.
+	 */
+	AUDIT_CALLER,
+};
+
+/*
+ * The scope for policy p (an effective one under a ceiling, or the
+ * administrator's as it is for a caller without a policy of its own, or
+ * root's own): bound when the run is a caller's under an administrator's
+ * policy (the daemon's worker, exec --ceiling), asked for --audit.
+ */
+enum audit_scope policy_audit_scope(const struct policy *p, bool bound, bool asked);
+/* "none", "all" or "caller": bpfbox.audit_scope of the start event. */
+const char *audit_scope_name(enum audit_scope s);
+
 /* "bpfbox: LINE" per cut, and one line when a cut was lost to OOM. */
 void ceiling_cuts_print(const struct ceiling_cuts *cuts, FILE *out);
 /* The first cut of the caller's JSON path, or NULL. */

@@ -248,6 +248,9 @@ char *policy_to_json(const struct policy *p)
 		if (c) {
 			add_str(&o, c, "file", p->ceiling_file);
 			add_str(&o, c, "digest", p->ceiling_digest);
+			/* bpfbox.mode below is "audit" only when both audit; the caller's audit of its own rules: */
+			add_str(&o, c, "mode", p->ceiling_audit ? "audit" : "enforce");
+			add_str(&o, c, "callerMode", p->audit || p->audit_own ? "audit" : "enforce");
 		}
 	}
 	add_str(&o, root, "launchDirectory", p->cwd);

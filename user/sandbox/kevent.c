@@ -395,23 +395,27 @@ int kevent_handle(void *ctx, void *data, size_t size)
 void kevent_report_pending(void *ctx, uint32_t op, uint32_t rule, uint64_t count)
 {
 	struct kevent_ctx *k = ctx;
-	const char *action = kevent_action(op);
+	/* Audited on the caller's layer alone (BB_SB_AUDIT_OWN): the mark is on the op. */
+	bool audit = k->audit || (op & BB_OP_AUDITED);
+	const char *action;
 	struct log_event *le;
 
+	op &= ~BB_OP_AUDITED;
+	action = kevent_action(op);
 	k->refusals += count;
 	le = log_event_new(LOG_WARN, "event", category_of(op), type_of(op), action, "failure");
 	log_event_set_str(le, "rule.name", kevent_rule_name(k, rule));
 	log_event_set_int(le, "bpfbox.count", (long long)count);
 	log_event_set_bool(le, "bpfbox.folded", true);
 	log_event_message(le, "%s %s %llu more time%s, folded after an earlier line naming the same %s%s",
-			  k->audit ? "would deny" : "denied", action, (unsigned long long)count, count == 1 ? "" : "s",
+			  audit ? "would deny" : "denied", action, (unsigned long long)count, count == 1 ? "" : "s",
 			  op == BB_OP_KEY	 ? "key" :
 			  op >= BB_OP_CONNECT ? "destination" :
 			  op >= BB_OP_MOUNT   ? "target" :
 						"file",
-			  k->audit ? " (audit mode)" : "");
+			  audit ? " (audit mode)" : "");
 	log_event_violation(le);
-	if (k->audit)
+	if (audit)
 		log_event_audit(le);
 	log_emit(k->log, le);
 }
