@@ -717,7 +717,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	struct cgroup_limits lim;
 	struct env_extra x = { 0 };
 	struct errmsg em = { { 0 } };
-	char prog[4096], parent[PATH_MAX];
+	char parent[PATH_MAX];
 	int err;
 
 	err = block_signals(r);
@@ -807,8 +807,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (!r->caller)
 		env_scrub_self(r->policy, environ);
 
-	ls.exec_errno = -launch_find_program(r->opts.argv[0], env_get(&r->env, "PATH"), prog, sizeof(prog));
-	ls.exec_path = ls.exec_errno ? NULL : prog;
+	ls.search_path = env_get(&r->env, "PATH");
 	ls.argv = r->opts.argv;
 	ls.envp = r->env.v;
 	ls.bpf = r->bpf;
