@@ -49,7 +49,7 @@ echo "# the daemon listens at ${SECONDS}s (the first in a fresh guest loads the 
 
 # ruth's racer: fills her TMPDIR, writes "go" (the sandbox then ends), and swaps
 # entries for symlinks to the victims until the TMPDIR is gone or SECONDS pass
-# (a few hundred swaps a second in these guests).
+# (up to a few hundred swaps a second, sleeping half the time).
 cat >"$S/race.py" <<'PY'
 import os, sys, time
 mode, top, victim, seconds = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
@@ -77,9 +77,11 @@ while time.time() < end:
             p = os.path.join(top, d)
             if step(os.rename, p, p + ".x") and step(os.symlink, victim, p):
                 swaps += 1
-                time.sleep(0.0005)
+                time.sleep(0.001)
                 step(os.unlink, p)
             step(os.rename, p + ".x", p)
+        # Half the time a symlink, half the real directory; the guest's CPUs stay shared.
+        time.sleep(0.004)
     else:
         away = top + ".away"
         if not os.path.lexists(top) and not os.path.lexists(away):
@@ -89,6 +91,7 @@ while time.time() < end:
             time.sleep(0.002)
             step(os.unlink, top)
         step(os.rename, away, top)
+        time.sleep(0.002)
 print(swaps)
 PY
 chmod 0644 "$S/race.py"
@@ -98,7 +101,7 @@ chmod 0644 "$S/race.py"
 start_sandbox() {
 	local tag=$1 tail=$2
 	ruth "$BPFBOX" exec --log-file /dev/null -- sh -c \
-		"echo \"\$TMPDIR\"; while [ ! -e \"\$TMPDIR/go\" ]; do sleep 0.1; done; $tail" \
+		"echo \"\$TMPDIR\"; cd \"\$TMPDIR\" && while [ ! -e go ]; do sleep 0.1; done; $tail" \
 		>"$S/out.$tag" 2>"$S/err.$tag" </dev/null &
 	echo $! >"$S/pid.$tag"
 }
@@ -118,8 +121,14 @@ victims_intact() {
 # --- four sandboxes of ruth's at once: two end while she swaps directories inside their
 # TMPDIRs, one while she swaps the TMPDIR itself; the fourth's supervisor is SIGKILLed
 # and the next sandbox's setup collects it (gc) while she swaps inside it ---
-for tag in in1 in2 top; do start_sandbox "$tag" "sleep 0.3"; done
+for tag in in1 in2 top swap; do start_sandbox "$tag" "sleep 0.3"; done
 start_sandbox gc "sleep 60"
+# swap: the TMPDIR is renamed away for good and a symlink to the victims takes its place
+# before the sandbox ends (its shell waits for "go" in its working directory, the TMPDIR
+# wherever it is): the teardown must leave it and say so.
+# shellcheck disable=SC2016 # expanded by ruth's sh
+T=$(tmpdir_of swap) && echo "$T" >"$S/tmpdir.swap" &&
+	ruth sh -c 'mv "$1" "$1.away" && ln -s "$2" "$1" && touch "$1.away/go"' sh "$T" "$V/victims"
 for tag in in1 in2 top gc; do
 	T=$(tmpdir_of "$tag") || { t_fail "sandbox $tag starts" "$(cat "$S/err.$tag")"; continue; }
 	echo "$T" >"$S/tmpdir.$tag"
@@ -151,6 +160,7 @@ fi
 for _ in $(seq 100); do [ -e "$T/go" ] && break; sleep 0.1; done
 echo "# registry checked, gc's racer going at ${SECONDS}s"
 kill -KILL "$(sed -n 's/^supervisor=//p' "$REG")"
+wait "$(cat "$S/pid.swap")"
 for tag in in1 in2 top; do
 	wait "$(cat "$S/pid.$tag")"
 	wait "$(cat "$S/race.$tag")" 2>/dev/null
@@ -164,6 +174,11 @@ for tag in in1 in2; do
 	assert_succeeds "teardown: $tag's racer swapped" test "$(cat "$S/swaps.$tag")" -gt 0
 done
 assert_succeeds "teardown: the top racer swapped" test "$(cat "$S/swaps.top")" -gt 0
+T=$(cat "$S/tmpdir.swap")
+assert_succeeds "teardown: a symlink in the TMPDIR's place is left" test -L "$T"
+assert_contains "$S/admin.ndjson" "TMPDIR not removed: $T is no longer the directory the sandbox was given" \
+	"teardown: the administrator's log says why the TMPDIR was left"
+rm -f "$T"
 
 # A sandbox ruth may run: found in her PATH; its setup collects the dead supervisor's sandbox.
 assert_status "PATH: a command ruth may run is found" 0 \
