@@ -605,6 +605,14 @@ static int open_log(struct daemon *d)
 	return 0;
 }
 
+/* What gc left of a dead supervisor's sandbox, for the administrator. */
+static void gc_note(void *ctx, const char *text)
+{
+	struct daemon *d = ctx;
+
+	log_msg(d->log, LOG_WARN, "warning", "gc: %s", text);
+}
+
 static void begin_stop(struct daemon *d, int sig)
 {
 	if (d->stopping)
@@ -647,7 +655,7 @@ static bool tick(struct daemon *d)
 		for (size_t i = 0; i < d->n_workers; i++)
 			kill(d->workers[i].pid, SIGKILL);
 		reap_workers(d);
-		sandbox_gc_dead(d->bpf, false);
+		sandbox_gc_dead(d->bpf, false, gc_note, d);
 		return d->n_workers != 0;
 	}
 	return true;
@@ -683,8 +691,15 @@ static int setup(struct daemon *d)
 			"to fix the host)\n", em.text);
 		return err;
 	}
+	/* The registry holds every caller's command line: root's alone, whatever an older bpfbox left. */
+	err = registry_secure(true);
+	if (err) {
+		fprintf(stderr, "bpfbox: daemon: making %s root's alone (0700, entries 0600): %s; it must be a "
+			"directory owned by root\n", REGISTRY_DIR, strerror(-err));
+		return err;
+	}
 	/* What a daemon or a supervisor killed earlier left behind. */
-	sandbox_gc_dead(d->bpf, false);
+	sandbox_gc_dead(d->bpf, false, gc_note, d);
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTERM);

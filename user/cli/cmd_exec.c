@@ -37,6 +37,7 @@
 #include "sandbox/sandbox_maps.h"
 #include "sandbox/sandbox_private.h"
 #include "sandbox/sandbox_proxy.h"
+#include "sandbox/sandbox_tmpdir.h"
 #include "sandbox/supervise.h"
 
 extern char **environ;
@@ -84,6 +85,7 @@ struct exec_run {
 	sigset_t old_mask;
 	char id[32];
 	char tmpdir[64];
+	struct tmpdir_id tmpdir_id; /* ino 0 until it is made */
 	char command_line[1024];
 	struct rule_spec *specs;
 	const char **spec_paths;
@@ -608,6 +610,8 @@ static int block_signals(struct exec_run *r)
 
 static void exec_teardown(struct exec_run *r)
 {
+	struct errmsg em = { { 0 } };
+
 	if (r->launched && r->launch.go_fd >= 0)
 		launch_abort(&r->launch);
 	if (r->cg_made)
@@ -631,7 +635,8 @@ static void exec_teardown(struct exec_run *r)
 		cgroup_destroy(&r->cg);
 	if (r->launched)
 		launch_release(&r->launch);
-	remove_tree(r->tmpdir);
+	if (r->tmpdir_id.ino && sandbox_tmpdir_remove(r->tmpdir, &r->tmpdir_id, &em))
+		log_msg(r->log, LOG_WARN, "warning", "TMPDIR not removed: %s", em.text);
 	if (r->cg_made)
 		sandbox_private_release(r->bpf, r->cg.id);
 	if (r->registered)
@@ -665,11 +670,14 @@ static int register_sandbox(struct exec_run *r)
 	e.cgroup_id = r->cg.id;
 	snprintf(e.cgroup, sizeof(e.cgroup), "%s", r->cg.path);
 	snprintf(e.tmpdir, sizeof(e.tmpdir), "%s", r->tmpdir);
+	e.tmpdir_dev = r->tmpdir_id.dev;
+	e.tmpdir_ino = r->tmpdir_id.ino;
 	snprintf(e.policy, sizeof(e.policy), "%s", r->policy->file ? r->policy->file : "(default)");
 	snprintf(e.command, sizeof(e.command), "%s", r->command_line);
 	e.started = (long long)time(NULL);
 	e.child = r->launched ? r->launch.pid : 0;
 	e.uid = r->ident.switch_user ? r->ident.uid : 0;
+	e.gid = r->ident.switch_user ? r->ident.gid : 0;
 	err = registry_write(&e);
 	if (!err)
 		r->registered = true;
@@ -725,7 +733,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	struct cgroup_limits lim;
 	struct env_extra x = { 0 };
 	struct errmsg em = { { 0 } };
-	char prog[4096], parent[PATH_MAX];
+	char parent[PATH_MAX];
 	int err;
 
 	err = block_signals(r);
@@ -735,7 +743,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (err)
 		return setup_failed(r, "BPF-LSM enforcement is not available", &em), err;
 	/* Leftovers of supervisors that died (SIGKILL) go before a new sandbox starts. */
-	sandbox_gc_dead(r->bpf, false);
+	sandbox_gc_dead(r->bpf, false, NULL, NULL);
 	/*
 	 * Registered before the cgroup exists: a concurrent gc removes every
 	 * bpfbox cgroup that no entry explains, as the leftover of a crash.
@@ -762,11 +770,15 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	err = cgroup_apply_limits(&r->cg, &lim, &em);
 	if (err)
 		return setup_failed(r, "resource limits", &em), err;
-	if (mkdir(r->tmpdir, 0700))
-		return errmsg_set(&em, -errno, "creating %s", r->tmpdir), setup_failed(r, "TMPDIR", &em), -EIO;
-	if (r->ident.switch_user && chown(r->tmpdir, r->ident.uid, r->ident.gid))
-		return errmsg_set(&em, -errno, "giving %s to %s", r->tmpdir, r->ident.name), setup_failed(r, "TMPDIR", &em),
-		       -EIO;
+	err = sandbox_tmpdir_create(r->tmpdir, r->ident.switch_user ? r->ident.uid : 0,
+				    r->ident.switch_user ? r->ident.gid : 0, &r->tmpdir_id, &em);
+	if (err)
+		return setup_failed(r, "TMPDIR", &em), -EIO;
+	/* Its identity, for gc should this supervisor die: gc removes only that directory. */
+	err = register_sandbox(r);
+	if (err)
+		return errmsg_set(&em, err, "writing %s/%s", REGISTRY_DIR, r->id), setup_failed(r, "registry", &em),
+		       err;
 	err = build_specs(r);
 	if (err)
 		return errmsg_set(&em, err, "building rules"), setup_failed(r, "rules", &em), err;
@@ -811,8 +823,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (!r->caller)
 		env_scrub_self(r->policy, environ);
 
-	ls.exec_errno = -launch_find_program(r->opts.argv[0], env_get(&r->env, "PATH"), prog, sizeof(prog));
-	ls.exec_path = ls.exec_errno ? NULL : prog;
+	ls.search_path = env_get(&r->env, "PATH");
 	ls.argv = r->opts.argv;
 	ls.envp = r->env.v;
 	ls.bpf = r->bpf;

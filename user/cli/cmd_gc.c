@@ -16,6 +16,7 @@
 #include "sandbox/registry.h"
 #include "sandbox/ring_pool.h"
 #include "sandbox/sandbox_gc.h"
+#include "sandbox/sandbox_tmpdir.h"
 
 struct ps_ctx {
 	bool json;
@@ -118,6 +119,12 @@ static int gc_stray_cgroups(void)
 	return count;
 }
 
+static void gc_note(void *ctx, const char *text)
+{
+	(void)ctx;
+	fprintf(stderr, "bpfbox: gc: %s\n", text);
+}
+
 static int count_live(void *ctx, const struct registry_entry *e)
 {
 	*(int *)ctx += registry_alive(e);
@@ -149,7 +156,7 @@ int cmd_gc(int argc, char **argv)
 	libbpf_set_print(NULL);
 	if (bpf_state_open(&st, &em))
 		fprintf(stderr, "bpfbox: gc: %s; removing cgroups and files only\n", em.text);
-	n = sandbox_gc_dead(st, all);
+	n = sandbox_gc_dead(st, all, gc_note, NULL);
 	stray = gc_stray_cgroups();
 	if (st && !all && !unpin)
 		trimmed = ring_pool_trim(st);	/* --all and --unpin drop the whole pool with the pins */

@@ -64,6 +64,30 @@ static int clear_stale(const struct sockaddr_un *sa, struct errmsg *em)
 	return err;
 }
 
+/*
+ * The socket is removed, bound, chowned and chmodded by name: in a directory
+ * another user can write (without the sticky bit), that user could put a
+ * symlink in its place between two of those calls and have root chown and
+ * chmod a file of its choice.
+ */
+static int check_socket_dir(const char *dir, struct errmsg *em)
+{
+	struct stat st;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return errmsg_set(em, -errno, "opening %s", dir);
+	if (fstat(fd, &st))
+		err = errmsg_set(em, -errno, "reading %s", dir);
+	else if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+		err = errmsg_set(em, -EPERM, "--socket's directory %s is not root's alone (owner uid %u, mode %04o): "
+				 "another user could swap the socket for a symlink while the daemon sets its mode; "
+				 "use a directory only root writes, such as /run/bpfbox", dir, (unsigned)st.st_uid,
+				 (unsigned)(st.st_mode & 07777));
+	close(fd);
+	return err;
+}
+
 int listener_open(const struct listen_opts *o, struct listener *l, struct errmsg *em)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -95,6 +119,9 @@ int listener_open(const struct listen_opts *o, struct listener *l, struct errmsg
 	snprintf(dir, sizeof(dir), "%s", o->path);
 	if (mkdir(dirname(dir), 0755) && errno != EEXIST)
 		return errmsg_set(em, -errno, "creating the directory of %s", o->path);
+	err = check_socket_dir(dir, em);
+	if (err)
+		return err;
 	err = clear_stale(&sa, em);
 	if (err)
 		return err;

@@ -137,9 +137,9 @@ static int become_user(const struct identity *id, pid_t launcher)
 static __attribute__((noreturn)) void child_main(const struct launch_spec *spec, struct resolve_result *results,
 						  int go_fd, int status_fd)
 {
+	char go, prog[4096];
 	sigset_t none;
 	pid_t launcher;
-	char go;
 	ssize_t n;
 	int err;
 
@@ -212,9 +212,11 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 	 */
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
 		child_fail(status_fd, MSG_SETUP_FAILED, errno, LAUNCH_STAGE_PRIVILEGES);
-	if (!spec->exec_path)
-		child_fail(status_fd, MSG_EXEC_FAILED, spec->exec_errno, LAUNCH_STAGE_EXEC);
-	execve(spec->exec_path, spec->argv, spec->envp);
+	/* As the command's user, inside the sandbox: what it cannot search answers "not found". */
+	err = launch_find_program(spec->argv[0], spec->search_path, prog, sizeof(prog));
+	if (err)
+		child_fail(status_fd, MSG_EXEC_FAILED, -err, LAUNCH_STAGE_EXEC);
+	execve(prog, spec->argv, spec->envp);
 	child_fail(status_fd, MSG_EXEC_FAILED, errno, LAUNCH_STAGE_EXEC);
 }
 

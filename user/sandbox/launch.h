@@ -28,8 +28,11 @@ enum launch_stage {
 #define LAUNCH_MAX_KEEP_FDS 16
 
 struct launch_spec {
-	const char *exec_path; /* resolved by the launcher; NULL when not found */
-	int exec_errno; /* why exec_path is NULL */
+	/*
+	 * PATH for argv[0] without a slash, searched by the child once it is the
+	 * command's user: root never looks into a directory the caller names.
+	 */
+	const char *search_path;
 	char *const *argv;
 	char *const *envp;
 	const struct bpf_state *bpf;
@@ -67,7 +70,7 @@ int launch_go(struct launch *l);
 void launch_abort(struct launch *l);
 void launch_release(struct launch *l);
 
-/* PATH search as execvp would do it, in the launcher, so the child needs no allocation. */
+/* PATH search as execvp would do it (into a buffer: the child allocates nothing); NULL PATH: the default. */
 int launch_find_program(const char *name, const char *path_env, char *out, size_t len);
 
 #endif

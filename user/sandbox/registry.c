@@ -54,19 +54,85 @@ static const char *one_line(const char *s, char *out, size_t len)
 	return out;
 }
 
+/* Sets fd's mode to mode if it is looser; fd must be root's. */
+static int tighten(int fd, mode_t mode)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_uid != 0)
+		return -EPERM;
+	if ((st.st_mode & 07777) != mode && fchmod(fd, mode))
+		return -errno;
+	return 0;
+}
+
+int registry_secure(bool entries)
+{
+	struct dirent *de;
+	int dir_fd, fd, err;
+	DIR *dir;
+
+	mkdir("/run/bpfbox", 0755);
+	if (mkdir(REGISTRY_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	dir_fd = open(REGISTRY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd < 0)
+		return -errno;
+	err = tighten(dir_fd, 0700);
+	if (err || !entries) {
+		close(dir_fd);
+		return err;
+	}
+	dir = fdopendir(dir_fd);
+	if (!dir) {
+		err = -errno;
+		close(dir_fd);
+		return err;
+	}
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = openat(dirfd(dir), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!err)
+			err = tighten(fd, 0600);
+		close(fd);
+	}
+	closedir(dir);
+	return err;
+}
+
 int registry_write(const struct registry_entry *e)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], policy[PATH_MAX], command[1024];
 	FILE *f;
+	int fd, err;
 
-	mkdir("/run/bpfbox", 0755);
-	if (mkdir(REGISTRY_DIR, 0755) && errno != EEXIST)
-		return -errno;
+	err = registry_secure(false);
+	if (err)
+		return err;
 	entry_path(e->id, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f)
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -errno;
+	/* A .tmp file an older bpfbox left keeps its mode through O_TRUNC. */
+	if (fchmod(fd, 0600)) {
+		err = -errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
 	/*
 	 * The policy's name and the command line come from the daemon's caller:
 	 * a control byte in them must not start a line of its own (uid=,
@@ -74,10 +140,11 @@ int registry_write(const struct registry_entry *e)
 	 * and gc, which act as root).
 	 */
 	fprintf(f, "id=%s\nsupervisor=%d\nsupervisor_start=%llu\nchild=%d\ncgroup_id=%" PRIu64
-		   "\ncgroup=%s\ntmpdir=%s\npolicy=%s\nstarted=%lld\nuid=%u\ncommand=%s\n",
+		   "\ncgroup=%s\ntmpdir=%s\ntmpdir_dev=%" PRIu64 "\ntmpdir_ino=%" PRIu64
+		   "\npolicy=%s\nstarted=%lld\nuid=%u\ngid=%u\ncommand=%s\n",
 		e->id, e->supervisor, e->supervisor_start, e->child, e->cgroup_id, e->cgroup, e->tmpdir,
-		one_line(e->policy, policy, sizeof(policy)), e->started, (unsigned)e->uid,
-		one_line(e->command, command, sizeof(command)));
+		e->tmpdir_dev, e->tmpdir_ino, one_line(e->policy, policy, sizeof(policy)), e->started,
+		(unsigned)e->uid, (unsigned)e->gid, one_line(e->command, command, sizeof(command)));
 	if (fclose(f) || rename(tmp, path)) {
 		unlink(tmp);
 		return -EIO;
@@ -122,12 +189,18 @@ int registry_read(const char *id, struct registry_entry *e)
 			copy_field(e->cgroup, sizeof(e->cgroup), v);
 		else if (!strcmp(line, "tmpdir"))
 			copy_field(e->tmpdir, sizeof(e->tmpdir), v);
+		else if (!strcmp(line, "tmpdir_dev"))
+			e->tmpdir_dev = strtoull(v, NULL, 10);
+		else if (!strcmp(line, "tmpdir_ino"))
+			e->tmpdir_ino = strtoull(v, NULL, 10);
 		else if (!strcmp(line, "policy"))
 			copy_field(e->policy, sizeof(e->policy), v);
 		else if (!strcmp(line, "started"))
 			e->started = atoll(v);
 		else if (!strcmp(line, "uid"))
 			e->uid = (uid_t)strtoul(v, NULL, 10);
+		else if (!strcmp(line, "gid"))
+			e->gid = (gid_t)strtoul(v, NULL, 10);
 		else if (!strcmp(line, "command"))
 			copy_field(e->command, sizeof(e->command), v);
 	}

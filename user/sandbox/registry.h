@@ -2,6 +2,8 @@
 /*
  * Live sandboxes, one small file each under /run/bpfbox/sandboxes/, so that
  * `bpfbox ps` can list them and `bpfbox gc` can find what a dead supervisor left.
+ * Only root reads them (the directory 0700, each file 0600): they hold every
+ * sandbox's command line. Other users get their own through the daemon.
  */
 #ifndef BPFBOX_REGISTRY_H
 #define BPFBOX_REGISTRY_H
@@ -21,12 +23,20 @@ struct registry_entry {
 	uint64_t cgroup_id;
 	char cgroup[PATH_MAX];
 	char tmpdir[PATH_MAX];
+	uint64_t tmpdir_dev; /* the directory the run created (sandbox_tmpdir.h), checked before removal */
+	uint64_t tmpdir_ino; /* 0: not created yet */
 	char policy[PATH_MAX];
 	char command[1024];
 	long long started; /* unix seconds */
 	uid_t uid; /* who the command runs as: its owner for ps and stop through the daemon */
+	gid_t gid; /* and its group: gc removes the TMPDIR with both */
 };
 
+/*
+ * Makes the registry directory root's alone (0700), also when an older bpfbox
+ * left it looser; with entries, every entry file 0600 as well.
+ */
+int registry_secure(bool entries);
 int registry_write(const struct registry_entry *e);
 int registry_read(const char *id, struct registry_entry *e);
 void registry_remove(const char *id);

@@ -1,41 +1,23 @@
 // SPDX-License-Identifier: MIT
-#define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "sandbox_gc.h"
 #include "sandbox_maps.h"
 #include "sandbox_private.h"
+#include "sandbox_tmpdir.h"
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e, gc_note_fn note, void *ctx)
 {
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP ? rmdir(path) : unlink(path))
-		return errno == ENOENT ? 0 : -1;
-	return 0;
-}
+	struct tmpdir_id tid = { e->tmpdir_dev, e->tmpdir_ino, e->uid, e->gid };
+	struct errmsg em = { { 0 } };
+	char text[sizeof(em.text) + 96];
+	struct stat sb;
 
-int remove_tree(const char *path)
-{
-	if (!path || !path[0])
-		return 0;
-	/*
-	 * FTW_PHYS: symlinks are removed, never followed. No FTW_MOUNT: on
-	 * overlayfs a file's st_dev differs from its directory's, and the
-	 * sandbox cannot mount anything into its TMPDIR.
-	 */
-	if (nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS) && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
-void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e)
-{
 	if (e->cgroup[0]) {
 		cgroup_kill_all(e->cgroup, 5000);
 		rmdir(e->cgroup);
@@ -44,7 +26,12 @@ void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e)
 		sandbox_private_sweep_shm(st, e->cgroup_id);
 		sandbox_maps_remove(st, e->cgroup_id);
 	}
-	remove_tree(e->tmpdir);
+	/* A crash before the TMPDIR was made leaves no identity, and no TMPDIR either. */
+	if (e->tmpdir[0] && (e->tmpdir_ino || !lstat(e->tmpdir, &sb)) &&
+	    sandbox_tmpdir_remove(e->tmpdir, &tid, &em) && note) {
+		snprintf(text, sizeof(text), "sandbox %s (uid %u): %s", e->id, (unsigned)e->uid, em.text);
+		note(ctx, text);
+	}
 	if (e->cgroup_id)
 		sandbox_private_release(st, e->cgroup_id);
 	registry_remove(e->id);
@@ -54,6 +41,8 @@ struct gc_ctx {
 	const struct bpf_state *st;
 	bool all;
 	int count;
+	gc_note_fn note;
+	void *note_ctx;
 };
 
 static int gc_entry(void *ctx, const struct registry_entry *e)
@@ -62,14 +51,14 @@ static int gc_entry(void *ctx, const struct registry_entry *e)
 
 	if (!g->all && registry_alive(e))
 		return 0;
-	sandbox_gc_one(g->st, e);
+	sandbox_gc_one(g->st, e, g->note, g->note_ctx);
 	g->count++;
 	return 0;
 }
 
-int sandbox_gc_dead(const struct bpf_state *st, bool all)
+int sandbox_gc_dead(const struct bpf_state *st, bool all, gc_note_fn note, void *ctx)
 {
-	struct gc_ctx g = { .st = st, .all = all };
+	struct gc_ctx g = { .st = st, .all = all, .note = note, .note_ctx = ctx };
 
 	registry_each(gc_entry, &g);
 	return g.count;
