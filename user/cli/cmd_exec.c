@@ -795,6 +795,16 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	err = build_specs(r);
 	if (err)
 		return errmsg_set(&em, err, "building rules"), setup_failed(r, "rules", &em), err;
+	if (r->n_unix_names > QUOTA_SANDBOX_UNIX_NAMES || r->policy->n_device_allow > QUOTA_SANDBOX_DEVICES) {
+		bool names = r->n_unix_names > QUOTA_SANDBOX_UNIX_NAMES;
+
+		errmsg_set(&em, -EDQUOT, "%s: %zu %s, over the limit of %d per sandbox (the host-wide %s map holds %d "
+			   "for every sandbox)", names ? "network.allowUnixSockets" : "bpfbox.devices",
+			   names ? r->n_unix_names : r->policy->n_device_allow, names ? "abstract socket names" : "devices",
+			   names ? QUOTA_SANDBOX_UNIX_NAMES : QUOTA_SANDBOX_DEVICES, names ? "unix_names" : "device_allow",
+			   names ? BB_MAX_UNIX_NAMES : BB_MAX_DEVICES);
+		return setup_failed(r, "loading the policy into the kernel", &em), -EDQUOT;
+	}
 	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_flags(r), &r->ringbuf_fd, &em);
 	if (err)
 		return setup_failed(r, "registering the sandbox", &em), err;

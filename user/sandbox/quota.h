@@ -39,6 +39,14 @@ struct quota_limits {
 #define QUOTA_DEFAULT_USER_LEARNED 4096
 #define QUOTA_DEFAULT_LEARNED_MIN_TTL_S 300
 
+/*
+ * A policy's abstract socket names (unix_names) and devices (device_allow)
+ * are few: a fixed bound per sandbox, which the daemon's per-user sandbox
+ * limit turns into a bound per uid, keeps one user from filling those maps.
+ */
+#define QUOTA_SANDBOX_UNIX_NAMES 32
+#define QUOTA_SANDBOX_DEVICES 32
+
 #define QUOTA_LOCK_PATH BPFBOX_RUN_DIR "/quota.lock"
 
 void quota_limits_default(struct quota_limits *q, const char *option);
