@@ -126,6 +126,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } learned SEC(".maps");
 
+/* Each sandbox's share of the rule maps and of learned, and its uid (user space only: struct bb_quota). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct bb_quota);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} quotas SEC(".maps");
+
 /* Redirected connections waiting for the proxy's accept; LRU: one the proxy never takes ages out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -153,6 +153,18 @@ struct bb_learned {
 };
 
 /*
+ * The ledger of shares (user/sandbox/quota.c): what one sandbox holds of the
+ * host-wide rule maps (inode_rules and name_rules together) and of learned,
+ * under which uid. User space only; written under /run/bpfbox/quota.lock.
+ */
+struct bb_quota {
+	bb_u32 uid; /* the caller's (a daemon sandbox) or 0 (root's own run) */
+	bb_u32 rules; /* entries reserved in inode_rules and name_rules */
+	bb_u32 learned; /* entries reserved in learned */
+	bb_u32 pad;
+};
+
+/*
  * A sandbox's TCP connection to its proxy as the proxy accepts it (one the
  * kernel redirected to a transparent listener, or one made to the explicit
  * proxy): the client's address and port and the listener's port, filled

@@ -39,6 +39,7 @@
 #include "log/log.h"
 #include "policy/policy.h"
 #include "sandbox/bpf_state.h"
+#include "sandbox/quota.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox_gc.h"
 
@@ -60,6 +61,7 @@ struct daemon_opts {
 	const char *config;
 	long max_per_user;
 	long long stop_grace_ms;
+	struct quota_limits quota; /* every caller's shares of the host-wide maps */
 };
 
 struct pending {
@@ -105,6 +107,10 @@ static void usage(FILE *out)
 		"  --config FILE          the administrator's policy, the ceiling of every caller's\n"
 		"                         (default /etc/bpfbox/policy.json; missing: the built-in default)\n"
 		"  --max-per-user N       concurrent sandboxes per user (default 16; 0: no limit)\n"
+		"  --quota KEY=N[,KEY=N...]\n"
+		"                         each sandbox's and each user's share of the host-wide kernel\n"
+		"                         maps: rules (default 8192), user-rules (16384), learned\n"
+		"                         (1024), user-learned (4096), learned-min-ttl (300 s)\n"
 		"  --stop-grace DURATION  on SIGTERM, how long running sandboxes may go on before they are\n"
 		"                         stopped (default 10s)\n\n"
 		"signals: SIGHUP reopens the log; SIGTERM or SIGINT stop accepting, let running sandboxes\n"
@@ -118,13 +124,16 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "socket-group", required_argument, NULL, 'g' }, { "log-file", required_argument, NULL, 'f' },
 		{ "log-fd", required_argument, NULL, 'd' },	  { "config", required_argument, NULL, 'c' },
 		{ "max-per-user", required_argument, NULL, 'u' }, { "stop-grace", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },		  { NULL, 0, NULL, 0 },
+		{ "quota", required_argument, NULL, 'Q' },	  { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
+	struct errmsg em = { { 0 } };
 	char *end;
 	int c;
 
 	*o = (struct daemon_opts){ .socket = BPFBOX_SOCKET_PATH, .socket_mode = 0666, .log_fd = -1,
 				   .config = POLICY_SYSTEM_PATH, .max_per_user = 16, .stop_grace_ms = 10000 };
+	quota_limits_default(&o->quota, "bpfbox daemon --quota");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -159,6 +168,12 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			if (*end || !*optarg || o->max_per_user < 0 || o->max_per_user > DAEMON_MAX_WORKERS) {
 				fprintf(stderr, "bpfbox: daemon: --max-per-user: expected 0 to %d, got '%s'\n",
 					DAEMON_MAX_WORKERS, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'Q':
+			if (quota_limits_parse(optarg, &o->quota, &em)) {
+				fprintf(stderr, "bpfbox: daemon: --quota: %s\n", em.text);
 				return -EINVAL;
 			}
 			break;
@@ -358,6 +373,7 @@ static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, co
 		.control_fd = conn,
 		.tty = x->tty,
 		.pass_sources = pass_sources,
+		.quota = &d->o.quota,
 	};
 	log_close(d->log);
 	status = cmd_exec_for_caller(argc, argv, &caller);
@@ -667,6 +683,7 @@ static int setup(struct daemon *d)
 	struct listen_opts lo = { d->o.socket, d->o.socket_mode, d->o.socket_group };
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct errmsg em = { { 0 } };
+	char quota[160];
 	sigset_t set;
 	FILE *pf;
 	int err;
@@ -729,10 +746,11 @@ static int setup(struct daemon *d)
 		fprintf(pf, "%d\n", (int)getpid());
 		fclose(pf);
 	}
+	quota_limits_format(&d->o.quota, quota, sizeof(quota));
 	log_msg(d->log, LOG_INFO, "daemon-start",
-		"daemon listening on %s%s, ceiling %s, at most %ld sandbox(es) per user", d->listener.activated ?
-		"the socket systemd passed" : d->o.socket, d->listener.activated ? "" : "", d->o.config,
-		d->o.max_per_user);
+		"daemon listening on %s%s, ceiling %s, at most %ld sandbox(es) per user, quota %s",
+		d->listener.activated ? "the socket systemd passed" : d->o.socket, d->listener.activated ? "" : "",
+		d->o.config, d->o.max_per_user, quota);
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "sandbox/identity.h"
 #include "sandbox/kevent.h"
 #include "sandbox/launch.h"
+#include "sandbox/quota.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox_devices.h"
 #include "sandbox/sandbox_dns.h"
@@ -53,6 +54,7 @@ struct exec_opts {
 	int pass_fds[16];
 	size_t n_pass_fds;
 	const char *user; /* --user NAME|UID[:GROUP] */
+	const char *quota; /* --quota: root's own shares of the host-wide maps */
 	char **argv;
 };
 
@@ -76,6 +78,7 @@ struct exec_run {
 	struct sandbox_dns dns;
 	bool dns_started;
 	struct sandbox_learned learned; /* transparent: the addresses learned for allowed names */
+	struct quota_limits quota; /* the run's shares of the host-wide maps (sandbox/quota.h) */
 	unsigned http_port; /* where the proxy variables point: ours or the policy's external proxies */
 	unsigned socks_port;
 	struct launch launch;
@@ -120,7 +123,11 @@ static void usage(FILE *out)
 		"  --pass-fd N          pass descriptor N to the command (repeatable)\n"
 		"  --user NAME|UID[:GROUP]\n"
 		"                       run the command as this user (its groups, home, shell);\n"
-		"                       overrides SUDO_UID/SUDO_GID/SUDO_USER\n\n"
+		"                       overrides SUDO_UID/SUDO_GID/SUDO_USER\n"
+		"  --quota KEY=N[,KEY=N...]\n"
+		"                       this run's shares of the host-wide kernel maps: rules,\n"
+		"                       user-rules, learned, user-learned, learned-min-ttl\n"
+		"                       (seconds); see bpfbox(8)\n\n"
 		"who the command runs as: under sudo, the user who ran sudo; with --user, that\n"
 		"user ('--user root' keeps uid 0); otherwise uid 0, always without capabilities\n"
 		"and without a way to gain any (no-new-privileges, locked securebits)\n\n"
@@ -158,7 +165,7 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 		{ "log-level", required_argument, NULL, 'l' }, { "timeout", required_argument, NULL, 't' },
 		{ "kill-after", required_argument, NULL, 'k' }, { "pass-fd", required_argument, NULL, 'P' },
 		{ "user", required_argument, NULL, 'u' },	{ "ceiling", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 },
+		{ "quota", required_argument, NULL, 'Q' },	{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -216,6 +223,9 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 'u':
 			o->user = optarg;
+			break;
+		case 'Q':
+			o->quota = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -658,6 +668,12 @@ static void exec_teardown(struct exec_run *r)
 	log_close(r->log);
 }
 
+/* Whose share a run uses: the daemon's caller, or root for root's own runs (whoever the command runs as). */
+static uint32_t quota_uid(const struct exec_run *r)
+{
+	return r->caller ? (uint32_t)r->caller->uid : 0;
+}
+
 /* Written before the cgroup is made and again after, so that gc finds all a dead supervisor left. */
 static int register_sandbox(struct exec_run *r)
 {
@@ -684,6 +700,26 @@ static int register_sandbox(struct exec_run *r)
 	return err;
 }
 
+/*
+ * The sandbox's share of the rule maps is reserved for what its resolved
+ * rules write at most, before any is written; then it is lowered to what
+ * they did write (rules on one object share an entry).
+ */
+static int reserve_and_load_rules(struct exec_run *r, struct errmsg *em)
+{
+	uint32_t need = sandbox_maps_rule_entries(r->specs, r->launch.results, r->n_specs), written = 0;
+	int err;
+
+	err = quota_reserve(r->bpf, &r->quota, r->cg.id, quota_uid(r), QUOTA_RULES, need, em);
+	if (err)
+		return err;
+	err = sandbox_maps_load_rules(r->bpf, r->cg.id, r->specs, r->launch.results, r->n_specs, rule_note, r,
+				      &written, em);
+	if (!err)
+		quota_settle(r->bpf, r->cg.id, QUOTA_RULES, written);
+	return err;
+}
+
 /* Everything up to the command's exec; on failure the command never ran. */
 /*
  * srt's external proxies: httpProxyPort and socksProxyPort each replace the
@@ -703,10 +739,15 @@ static int start_proxies(struct exec_run *r, struct errmsg *em)
 	 * to those goes to our proxy's transparent listener. It needs our proxy.
 	 */
 	if (transparent) {
-		err = sandbox_learned_init(&r->learned, p, r->bpf, r->cg.id);
+		err = sandbox_learned_init(&r->learned, p, r->bpf, r->cg.id, &r->quota, quota_uid(r));
 		if (err)
 			return errmsg_set(em, err, "the learned address table");
 		sandbox_learned_at_launch(&r->learned, "/etc/hosts");
+		if (r->learned.refused)
+			log_msg(r->log, LOG_WARN, "learned-address-refused",
+				"%llu address(es) of /etc/hosts and allowedDomains were not learned: the sandbox's "
+				"share of %u learned addresses is full (%s learned=N raises it)",
+				r->learned.refused, r->quota.learned, r->quota.option);
 	}
 	if (!p->http_proxy_port || !p->socks_proxy_port || transparent) {
 		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL,
@@ -782,6 +823,16 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	err = build_specs(r);
 	if (err)
 		return errmsg_set(&em, err, "building rules"), setup_failed(r, "rules", &em), err;
+	if (r->n_unix_names > QUOTA_SANDBOX_UNIX_NAMES || r->policy->n_device_allow > QUOTA_SANDBOX_DEVICES) {
+		bool names = r->n_unix_names > QUOTA_SANDBOX_UNIX_NAMES;
+
+		errmsg_set(&em, -EDQUOT, "%s: %zu %s, over the limit of %d per sandbox (the host-wide %s map holds %d "
+			   "for every sandbox)", names ? "network.allowUnixSockets" : "bpfbox.devices",
+			   names ? r->n_unix_names : r->policy->n_device_allow, names ? "abstract socket names" : "devices",
+			   names ? QUOTA_SANDBOX_UNIX_NAMES : QUOTA_SANDBOX_DEVICES, names ? "unix_names" : "device_allow",
+			   names ? BB_MAX_UNIX_NAMES : BB_MAX_DEVICES);
+		return setup_failed(r, "loading the policy into the kernel", &em), -EDQUOT;
+	}
 	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_flags(r), r->policy->sock_allow, &r->ringbuf_fd, &em);
 	if (err)
 		return setup_failed(r, "registering the sandbox", &em), err;
@@ -856,8 +907,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	};
 	err = launch_wait_resolved(&r->launch, &em);
 	if (!err)
-		err = sandbox_maps_load_rules(r->bpf, r->cg.id, r->specs, r->launch.results, r->n_specs, rule_note, r,
-					      &em);
+		err = reserve_and_load_rules(r, &em);
 	/* By the identity the kernel resolved: no other sandbox reaches it, whatever the path. */
 	if (!err && !r->launch.results[r->tmpdir_spec].err && !r->launch.results[r->tmpdir_spec].missing)
 		err = sandbox_private_claim_dir(r->bpf, r->cg.id, r->launch.results[r->tmpdir_spec].dev,
@@ -975,6 +1025,11 @@ static int client_opts_from(const struct exec_opts *o, struct exec_client_opts *
 			"is always the ceiling\n");
 		return -EPERM;
 	}
+	if (o->quota) {
+		fprintf(stderr, "bpfbox: --quota is for root's own runs: through the daemon the administrator "
+			"sets the shares (bpfbox daemon --quota)\n");
+		return -EPERM;
+	}
 	*c = (struct exec_client_opts){
 		.policy = o->policy ? o->policy : getenv("BPFBOX_POLICY"),
 		.strict = o->strict,
@@ -1011,6 +1066,22 @@ static int exec_main(int argc, char **argv, const struct exec_caller *caller)
 		if (client_opts_from(&r.opts, &co))
 			return BPFBOX_EXIT_SETUP;
 		return exec_client(&co);
+	}
+	if (caller && r.opts.quota) {
+		fprintf(stderr, "bpfbox: --quota is for root's own runs: the daemon's administrator sets the shares "
+			"(bpfbox daemon --quota)\n");
+		return BPFBOX_EXIT_SETUP;
+	}
+	if (caller && caller->quota) {
+		r.quota = *caller->quota;
+	} else {
+		struct errmsg em = { { 0 } };
+
+		quota_limits_default(&r.quota, "bpfbox exec --quota");
+		if (r.opts.quota && quota_limits_parse(r.opts.quota, &r.quota, &em)) {
+			fprintf(stderr, "bpfbox: --quota: %s\n", em.text);
+			return BPFBOX_EXIT_SETUP;
+		}
 	}
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;

@@ -349,7 +349,7 @@ static void explain_transparent(const struct policy *p, const char *host, unsign
 		printf("sandbox DNS: %s is answered (%s) with a synthesized address of its own (198.18.0.0/15, "
 		       "2001:2::/48), learned for the sandbox's life; upstream is not asked\n", canon, rule);
 	else
-		printf("sandbox DNS: %s is answered (%s); its addresses are learned for their TTL, at least %d s\n",
+		printf("sandbox DNS: %s is answered (%s); its addresses are learned for their TTL, at least %d s by default\n",
 		       canon, rule, LEARNED_TTL_FLOOR_S);
 	if (v == NET_ALLOW)
 		printf("transparent: a direct TCP connect to a learned address on port %u goes to the proxy, which "

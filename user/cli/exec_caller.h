@@ -16,6 +16,8 @@
 
 #include "lib/errmsg.h"
 
+struct quota_limits;
+
 struct exec_caller {
 	uid_t uid; /* SO_PEERCRED */
 	gid_t gid;
@@ -31,6 +33,7 @@ struct exec_caller {
 	int control_fd; /* the connection: control frames in, the exit status out */
 	bool tty; /* stdin is the caller's pty: a session of its own, with it as the terminal */
 	const int *pass_sources; /* where each --pass-fd target comes from */
+	const struct quota_limits *quota; /* the daemon's shares of the host-wide maps (bpfbox daemon --quota) */
 };
 
 /* `bpfbox exec ARGS` for a caller of the daemon: the exit status to report to it. */

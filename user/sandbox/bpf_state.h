@@ -53,6 +53,7 @@ struct bpf_state_maps {
 	int learned;
 	int tconns;
 	int dns_peers;
+	int quotas;
 };
 
 struct bpf_state {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Wiring the sandbox's DNS resolver to the policy (names) and the log (one event per query). */
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,12 +25,35 @@ static const char *rcode_name(unsigned rcode)
 	return rcode < sizeof(names) / sizeof(names[0]) ? names[rcode] : "OTHER";
 }
 
+/*
+ * An address the sandbox's share has no room for is not learned (its
+ * connects stay refused in the kernel); the client still gets its answer.
+ * The first refusal is logged at once, the next ones at most once a second
+ * with how many there were: a sandbox asking for many names cannot flood
+ * the log.
+ */
+static void learn_refused(struct sandbox_dns *sd, const char *name, const struct errmsg *em)
+{
+	time_t now = time(NULL);
+
+	sd->unlogged_refusals++;
+	if (sd->refusal_logged && now == sd->refusal_logged)
+		return;
+	log_msg(sd->log, LOG_WARN, "learned-address-refused",
+		"addresses of %s were not learned (its TCP connects stay refused): %s (%llu refusal(s) since the "
+		"last line)", name, em->text, sd->unlogged_refusals);
+	sd->unlogged_refusals = 0;
+	sd->refusal_logged = now;
+}
+
 static void on_answer(void *ctx, const char *name, const struct dns_addr *addrs, size_t n)
 {
 	struct sandbox_dns *sd = ctx;
+	struct errmsg em = { { 0 } };
 
 	for (size_t i = 0; i < n; i++)
-		sandbox_learned_add(sd->learned, name, addrs[i].family, addrs[i].addr, (long)addrs[i].ttl);
+		if (sandbox_learned_add(sd->learned, name, addrs[i].family, addrs[i].addr, (long)addrs[i].ttl, &em))
+			learn_refused(sd, name, &em);
 }
 
 /*
@@ -40,6 +64,7 @@ static int synthesize(void *ctx, const char *name, unsigned qtype, struct dns_ad
 {
 	struct sandbox_dns *sd = ctx;
 	int family = qtype == DNS_TYPE_A ? AF_INET : qtype == DNS_TYPE_AAAA ? AF_INET6 : 0;
+	struct errmsg em = { { 0 } };
 	int err;
 
 	size_t n = strlen(name);
@@ -57,9 +82,12 @@ static int synthesize(void *ctx, const char *name, unsigned qtype, struct dns_ad
 		out->ttl = 60;
 		return 1;
 	}
-	err = sandbox_learned_synthesize(sd->learned, name, family, out->addr);
-	if (err)
+	err = sandbox_learned_synthesize(sd->learned, name, family, out->addr, &em);
+	if (err) {
+		if (err != -ENOSPC || em.text[0])
+			learn_refused(sd, name, &em);
 		return err;
+	}
 	out->family = family;
 	/* Short: a client that caches it longer still finds it, it is learned for the sandbox's life. */
 	out->ttl = 60;

@@ -4,6 +4,7 @@
 #define BPFBOX_SANDBOX_DNS_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "dns/dns_server.h"
 #include "lib/errmsg.h"
@@ -19,6 +20,8 @@ struct sandbox_dns {
 	unsigned short port4, port6; /* where the kernel sends the sandbox's port-53 traffic */
 	int peers_fd; /* dns_peers: who sent each query, as the kernel filed it */
 	uint64_t sandbox;
+	unsigned long long unlogged_refusals; /* addresses not learned since the last line saying so */
+	time_t refusal_logged; /* when that line was written (0: never) */
 };
 
 int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log *log,

@@ -72,14 +72,18 @@ static bool learnable(int family, const uint8_t *a)
 }
 
 int sandbox_learned_init(struct sandbox_learned *l, const struct policy *p, const struct bpf_state *st,
-			 uint64_t sandbox)
+			 uint64_t sandbox, const struct quota_limits *q, uint32_t uid)
 {
 	memset(l, 0, sizeof(*l));
-	l->v = calloc(LEARNED_MAX, sizeof(*l->v));
+	l->cap = q->learned;
+	l->v = calloc(l->cap, sizeof(*l->v));
 	if (!l->v)
 		return -ENOMEM;
 	pthread_mutex_init(&l->lock, NULL);
 	l->policy = p;
+	l->st = st;
+	l->quota = q;
+	l->uid = uid;
 	l->map_fd = st->maps.learned;
 	l->tconn_fd = st->maps.tconns;
 	l->sandbox = sandbox;
@@ -95,70 +99,157 @@ void sandbox_learned_free(struct sandbox_learned *l)
 	l->v = NULL;
 }
 
-/* The kernel's entry for the address: the loosest port and the latest expiry of its names. */
-static void kernel_learn(struct sandbox_learned *l, int family, const uint8_t *addr, unsigned port,
-			 unsigned long long expires_ms)
+static void learned_key(const struct sandbox_learned *l, int family, const uint8_t *addr, struct bb_learned_key *key)
 {
-	struct bb_learned_key key = { .sandbox = l->sandbox, .family = (bb_u32)family };
-	struct bb_learned v = { 0 }, old;
+	*key = (struct bb_learned_key){ .sandbox = l->sandbox, .family = (bb_u32)family };
+	memcpy(key->addr, addr, 16);
+}
 
-	memcpy(key.addr, addr, 16);
-	v.port = port;
-	v.expires_ns = expires_ms * 1000000ULL;
+/*
+ * The kernel's entry for the address: the loosest port and the latest expiry
+ * of its names. A new entry is first reserved in the ledger, in steps, from
+ * the sandbox's and its uid's shares. Under the lock.
+ */
+static int kernel_learn(struct sandbox_learned *l, int family, const uint8_t *addr, unsigned port,
+			unsigned long long expires_ms, struct errmsg *em)
+{
+	struct bb_learned_key key;
+	struct bb_learned v = { .port = port, .expires_ns = expires_ms * 1000000ULL }, old;
+	uint32_t step;
+	int err;
+
+	learned_key(l, family, addr, &key);
 	if (!bpf_map_lookup_elem(l->map_fd, &key, &old)) {
 		if (old.port != v.port)
 			v.port = 0;
 		if (!old.expires_ns || (v.expires_ns && old.expires_ns > v.expires_ns))
 			v.expires_ns = old.expires_ns;
+		if (bpf_map_update_elem(l->map_fd, &key, &v, BPF_EXIST))
+			return errmsg_set(em, -errno, "updating the learned map");
+		return 0;
 	}
-	/* A full map teaches the kernel nothing: those connects stay refused (fail closed). */
-	bpf_map_update_elem(l->map_fd, &key, &v, BPF_ANY);
+	if (l->in_kernel >= l->reserved) {
+		step = (uint32_t)(l->cap - l->reserved) < LEARNED_RESERVE_STEP ? (uint32_t)(l->cap - l->reserved)
+										: LEARNED_RESERVE_STEP;
+		if (!step)
+			return errmsg_set(em, -ENOSPC, "the sandbox holds its whole share of %zu learned addresses; "
+					  "the administrator raises it with %s learned=N", l->cap, l->quota->option);
+		err = quota_reserve(l->st, l->quota, l->sandbox, l->uid, QUOTA_LEARNED, step, em);
+		if (err)
+			return err;
+		l->reserved += step;
+	}
+	/* A map full all the same teaches the kernel nothing: those connects stay refused (fail closed). */
+	if (bpf_map_update_elem(l->map_fd, &key, &v, BPF_NOEXIST))
+		return errmsg_set(em, -errno, "writing the learned map (limit %d)", BB_MAX_LEARNED);
+	l->in_kernel++;
+	return 0;
 }
 
-void sandbox_learned_add(struct sandbox_learned *l, const char *name, int family, const void *addr_in, long ttl_s)
+static bool same_addr(const struct learned_entry *e, int family, const uint8_t *addr)
 {
-	unsigned long long now = mono_ms(), expires;
+	return e->family == family && !memcmp(e->addr, addr, 16);
+}
+
+/* Drops pair i; its address leaves the kernel when no other pair holds it. Under the lock. */
+static void forget(struct sandbox_learned *l, size_t i)
+{
+	struct learned_entry gone = l->v[i];
+	struct bb_learned_key key;
+
+	l->v[i] = l->v[--l->n];
+	for (size_t k = 0; k < l->n; k++)
+		if (same_addr(&l->v[k], gone.family, gone.addr))
+			return;
+	learned_key(l, gone.family, gone.addr, &key);
+	if (!bpf_map_delete_elem(l->map_fd, &key))
+		l->in_kernel--;
+}
+
+/* Every expired pair goes; a reservation far above what is held is given back. Under the lock. */
+static size_t sweep(struct sandbox_learned *l, unsigned long long now)
+{
+	size_t gone = 0;
+
+	for (size_t i = 0; i < l->n;) {
+		if (l->v[i].expires_ms && l->v[i].expires_ms < now) {
+			forget(l, i);
+			gone++;
+		} else {
+			i++;
+		}
+	}
+	l->last_sweep_ms = now;
+	if (gone && l->reserved > l->in_kernel + LEARNED_RESERVE_STEP) {
+		l->reserved = l->in_kernel + LEARNED_RESERVE_STEP;
+		quota_settle(l->st, l->sandbox, QUOTA_LEARNED, l->reserved);
+	}
+	return gone;
+}
+
+size_t sandbox_learned_reclaim(struct sandbox_learned *l)
+{
+	size_t gone;
+
+	pthread_mutex_lock(&l->lock);
+	gone = sweep(l, mono_ms());
+	pthread_mutex_unlock(&l->lock);
+	return gone;
+}
+
+int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family, const void *addr_in, long ttl_s,
+			struct errmsg *em)
+{
+	unsigned long long now = mono_ms(), expires, floor_s = l->quota->learned_min_ttl_s;
 	struct learned_entry *e = NULL;
 	uint8_t addr[16] = { 0 };
+	int err = 0;
 
 	memcpy(addr, addr_in, family == AF_INET ? 4 : 16);
 	normalise(&family, addr);
 	if (!learnable(family, addr) || strlen(name) >= sizeof(e->name))
-		return;
+		return 0;
 	if (ttl_s < 0)
 		expires = 0;
 	else
-		expires = now + (unsigned long long)(ttl_s < LEARNED_TTL_FLOOR_S ? LEARNED_TTL_FLOOR_S : ttl_s) * 1000;
+		expires = now + ((unsigned long long)ttl_s < floor_s ? floor_s : (unsigned long long)ttl_s) * 1000;
 	pthread_mutex_lock(&l->lock);
-	for (size_t i = 0; i < l->n; i++) {
-		struct learned_entry *x = &l->v[i];
-
-		if (x->family == family && !memcmp(x->addr, addr, 16) && !strcmp(x->name, name)) {
-			e = x;
-			break;
-		}
-		/* An expired entry's slot is taken again. */
-		if (!e && x->expires_ms && x->expires_ms < now)
-			e = x;
-	}
-	if (!e && l->n < LEARNED_MAX)
-		e = &l->v[l->n++];
+	/* Expired pairs leave while the sandbox runs, at most a second late. */
+	if (now - l->last_sweep_ms >= 1000)
+		sweep(l, now);
+	for (size_t i = 0; i < l->n && !e; i++)
+		if (same_addr(&l->v[i], family, addr) && !strcmp(l->v[i].name, name))
+			e = &l->v[i];
 	if (e) {
-		bool same = e->family == family && !memcmp(e->addr, addr, 16) && !strcmp(e->name, name);
-
-		if (!same || (e->expires_ms && (!expires || expires > e->expires_ms)))
+		if (e->expires_ms && (!expires || expires > e->expires_ms))
 			e->expires_ms = expires;
-		e->family = family;
-		memcpy(e->addr, addr, 16);
-		snprintf(e->name, sizeof(e->name), "%s", name);
-		kernel_learn(l, family, addr, policy_name_port(l->policy, name), expires);
+		err = kernel_learn(l, family, addr, policy_name_port(l->policy, name), expires, em);
+		goto out;
 	}
+	if (l->n >= l->cap && !sweep(l, now)) {
+		err = errmsg_set(em, -ENOSPC, "the sandbox's share of %zu learned (name, address) pairs is full of "
+				 "live ones; the administrator raises it with %s learned=N", l->cap, l->quota->option);
+		goto out;
+	}
+	err = kernel_learn(l, family, addr, policy_name_port(l->policy, name), expires, em);
+	if (err)
+		goto out;
+	e = &l->v[l->n++];
+	e->family = family;
+	memcpy(e->addr, addr, 16);
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->expires_ms = expires;
+out:
+	if (err)
+		l->refused++;
 	pthread_mutex_unlock(&l->lock);
+	return err;
 }
 
 int sandbox_learned_at_launch(struct sandbox_learned *l, const char *hosts_path)
 {
 	const struct policy *p = l->policy;
+	struct errmsg em = { { 0 } };
 	char line[1024];
 	int learned = 0;
 	FILE *f;
@@ -171,8 +262,8 @@ int sandbox_learned_at_launch(struct sandbox_learned *l, const char *hosts_path)
 			continue;
 		if (inet_pton(d->kind == DOMAIN_IPV4 ? AF_INET : AF_INET6, d->host, a) != 1)
 			continue;
-		sandbox_learned_add(l, d->host, d->kind == DOMAIN_IPV4 ? AF_INET : AF_INET6, a, -1);
-		learned++;
+		if (!sandbox_learned_add(l, d->host, d->kind == DOMAIN_IPV4 ? AF_INET : AF_INET6, a, -1, &em))
+			learned++;
 	}
 	f = fopen(hosts_path, "re");
 	if (!f)
@@ -197,8 +288,8 @@ int sandbox_learned_at_launch(struct sandbox_learned *l, const char *hosts_path)
 			if (host_canonicalise(tok, canon, sizeof(canon), &why) ||
 			    policy_decide_name(p, canon, NULL, NULL) != NET_ALLOW)
 				continue;
-			sandbox_learned_add(l, canon, family, a, -1);
-			learned++;
+			if (!sandbox_learned_add(l, canon, family, a, -1, &em))
+				learned++;
 		}
 	}
 	fclose(f);
@@ -283,7 +374,8 @@ static void synth_addr(int family, uint32_t i, uint8_t a[16])
 	a[15] = (uint8_t)i;
 }
 
-int sandbox_learned_synthesize(struct sandbox_learned *l, const char *name, int family, uint8_t addr[16])
+int sandbox_learned_synthesize(struct sandbox_learned *l, const char *name, int family, uint8_t addr[16],
+			       struct errmsg *em)
 {
 	uint32_t *next = family == AF_INET ? &l->next_synth4 : &l->next_synth6;
 	uint32_t size = family == AF_INET ? SYNTH4_SIZE : SYNTH6_SIZE;
@@ -305,15 +397,14 @@ int sandbox_learned_synthesize(struct sandbox_learned *l, const char *name, int 
 		return 0;
 	}
 	/* .0 and the last address of the range stay unused, as a network's would. */
-	if (l->n >= LEARNED_MAX || *next + 2 >= size) {
+	if (l->n >= l->cap || *next + 2 >= size) {
 		pthread_mutex_unlock(&l->lock);
 		return -ENOSPC;
 	}
 	synth_addr(family, ++*next, addr);
 	pthread_mutex_unlock(&l->lock);
 	/* For the sandbox's life: the address is this name's and no other's. */
-	sandbox_learned_add(l, name, family, addr, -1);
-	return 0;
+	return sandbox_learned_add(l, name, family, addr, -1, em);
 }
 
 int sandbox_learned_orig_dst(struct sandbox_learned *l, const struct sockaddr_storage *client,

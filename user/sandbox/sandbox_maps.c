@@ -13,6 +13,7 @@
 #include "bpfbox.h"
 #include "bpfbox.skel.h"
 #include "policy/mandatory.h"
+#include "quota.h"
 #include "ring_pool.h"
 #include "sandbox_maps.h"
 
@@ -80,15 +81,17 @@ void rule_merge(struct bb_rule *v, uint32_t flags, uint32_t rule, enum rule_laye
 	v->flags |= flags & ~(uint32_t)BB_R_DECISIONS;
 }
 
-/* Adds a rule to the map entry at key, merged with what other rules put there. */
-static int merge_rule(int fd, const void *key, uint32_t flags, uint32_t rule, enum rule_layer layer)
+/* Adds a rule to the map entry at key, merged with what other rules put there; counts a new entry. */
+static int merge_rule(int fd, const void *key, uint32_t flags, uint32_t rule, enum rule_layer layer,
+		      uint32_t *written)
 {
 	struct bb_rule v = { 0 };
+	bool fresh = bpf_map_lookup_elem(fd, key, &v) != 0;
 
-	bpf_map_lookup_elem(fd, key, &v);
 	rule_merge(&v, flags, rule, layer);
 	if (bpf_map_update_elem(fd, key, &v, BPF_ANY))
 		return -errno;
+	*written += fresh;
 	return 0;
 }
 
@@ -118,10 +121,26 @@ static int missing_chain(const char *path, uint32_t missing, uint64_t *chain)
 	return 0;
 }
 
+uint32_t sandbox_maps_rule_entries(const struct rule_spec *specs, const struct resolve_result *res, size_t n)
+{
+	uint64_t total = 0;
+
+	/* What sandbox_maps_load_rules writes at most: merges of rules on one object only lower it. */
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].err)
+			continue;
+		if (!res[i].missing)
+			total += 1;
+		else if (!(specs[i].flags & (BB_R_SHM | BB_R_BPFBOX_STATE | BB_R_UNIX_ALLOW)))
+			total += 1 + (res[i].missing < BB_NAME_CHAIN ? res[i].missing : BB_NAME_CHAIN);
+	}
+	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
 int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struct rule_spec *specs,
 			    const struct resolve_result *res, size_t n,
 			    void (*note)(void *ctx, const struct rule_spec *spec, const char *what), void *ctx,
-			    struct errmsg *em)
+			    uint32_t *written, struct errmsg *em)
 {
 	int inode_fd = st->maps.inode_rules;
 	int name_fd = st->maps.name_rules;
@@ -138,7 +157,7 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 		if (res[i].err)
 			return errmsg_set(em, res[i].err, "resolving %s in the kernel", specs[i].path);
 		if (!missing) {
-			err = merge_rule(inode_fd, &ik, flags, specs[i].rule, specs[i].layer);
+			err = merge_rule(inode_fd, &ik, flags, specs[i].rule, specs[i].layer, written);
 			if (err)
 				return errmsg_set(em, err, "loading the rule for %s (rule map full? limit %d)",
 						  specs[i].path, BB_MAX_RULES);
@@ -191,13 +210,13 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 				pk.depth = d;
 				err = missing_chain(prefix, d, &pk.hash);
 				if (!err)
-					err = merge_rule(name_fd, &pk, BB_R_PREFIX, 0, RULE_LAYER_OWN);
+					err = merge_rule(name_fd, &pk, BB_R_PREFIX, 0, RULE_LAYER_OWN, written);
 			}
 		}
 		if (!err)
-			err = merge_rule(name_fd, &nk, flags, specs[i].rule, specs[i].layer);
+			err = merge_rule(name_fd, &nk, flags, specs[i].rule, specs[i].layer, written);
 		if (!err)
-			err = merge_rule(inode_fd, &ik, BB_R_ANCHOR, 0, RULE_LAYER_OWN);
+			err = merge_rule(inode_fd, &ik, BB_R_ANCHOR, 0, RULE_LAYER_OWN, written);
 		if (err)
 			return errmsg_set(em, err, "loading the rule for %s (rule map full? limit %d)", specs[i].path,
 					  BB_MAX_RULES);
@@ -380,6 +399,8 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 	delete_sandbox_keys(st->maps.learned, id, sizeof(struct bb_learned_key));
 	delete_tconns(st->maps.tconns, id);
 	delete_sandbox_keys(st->maps.dns_peers, id, sizeof(struct bb_dns_peer_key));
+	/* Its share goes once its entries are gone: a reservation never finds them still there. */
+	quota_release(st, id);
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
 	/* The sandbox goes first, so no program finds its ring buffer once given back. */
 	bpf_map_delete_elem(st->maps.sandboxes, &id);

@@ -52,15 +52,20 @@ void rule_merge(struct bb_rule *v, uint32_t flags, uint32_t rule, enum rule_laye
 int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, uint32_t sock_allow, int *ringbuf_fd,
 		     struct errmsg *em);
 /*
+ * How many rule map entries (inode_rules and name_rules together) loading
+ * these resolved rules writes at most: what the sandbox reserves first. Pure.
+ */
+uint32_t sandbox_maps_rule_entries(const struct rule_spec *specs, const struct resolve_result *res, size_t n);
+/*
  * Loads rules whose paths the kernel resolved. A path that did not exist is
- * matched by name below its deepest existing ancestor; *skipped counts allow
- * rules dropped because too many of their components were missing (narrowing
- * only), reported through note().
+ * matched by name below its deepest existing ancestor; allow rules dropped
+ * because too many of their components were missing (narrowing only) are
+ * reported through note(). *written grows by the entries this call created.
  */
 int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struct rule_spec *specs,
 			    const struct resolve_result *res, size_t n,
 			    void (*note)(void *ctx, const struct rule_spec *spec, const char *what), void *ctx,
-			    struct errmsg *em);
+			    uint32_t *written, struct errmsg *em);
 /* Lets the sandbox reach these abstract Unix socket names (given without the leading '@'). */
 int sandbox_maps_allow_unix_names(const struct bpf_state *st, uint64_t id, const char *const *names, size_t n,
 				  struct errmsg *em);
