@@ -9,7 +9,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -87,10 +91,35 @@ static void user_option_overrides_sudo(void **state)
 	assert_int_equal(identity_resolve("daemon:", env, &id, &em), -EINVAL);
 }
 
+/* As the caller, a root-only directory cannot be searched; back as root, it can. */
+static void fs_as_caller_and_back(void **state)
+{
+	gid_t groups[1] = { 65534 };
+	struct identity id = { .uid = 65534, .gid = 65534, .groups = groups, .n_groups = 1 };
+	char dir[] = "/tmp/bpfbox-fsid-XXXXXX", inner[64];
+	struct identity_fs saved;
+	struct stat st;
+
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0700), 0);
+	snprintf(inner, sizeof(inner), "%s/x", dir);
+	assert_int_equal(mkdir(inner, 0755), 0);
+	assert_int_equal(identity_fs_enter(&id, &saved), 0);
+	assert_int_equal(stat(inner, &st), -1);
+	assert_int_equal(errno, EACCES);
+	assert_int_equal(identity_fs_leave(&saved), 0);
+	assert_int_equal(stat(inner, &st), 0);
+	assert_int_equal(rmdir(inner), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(neither_is_root),
+		cmocka_unit_test(fs_as_caller_and_back),
 		cmocka_unit_test(sudo_user_from_passwd),
 		cmocka_unit_test(sudo_name_mismatch_is_refused),
 		cmocka_unit_test(user_option_overrides_sudo),

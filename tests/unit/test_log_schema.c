@@ -188,6 +188,21 @@ static void lifecycle(struct log *log)
 	log_event_set_int(ev, "bpfbox.proxy.port", 40124);
 	log_event_message(ev, "sandbox started under a ceiling");
 	assert_int_equal(log_emit(log, ev), 0);
+	/* Through the daemon: the caller's name for its file is a claim; a grant cut for its links. */
+	ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
+	log_event_set_int(ev, "process.pid", 102);
+	log_event_set_strv(ev, "process.args", argv);
+	log_event_set_str(ev, "bpfbox.caller.policy_name", "/etc/bpfbox/policy.json");
+	log_event_set_strv(ev, "bpfbox.policy.grant_cuts",
+			   (char *[]){ "filesystem.allowWrite[0] \"~/work\" (/home/u/work)", NULL });
+	log_event_set_str(ev, "bpfbox.policy.digest",
+			  "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	log_event_set_str(ev, "bpfbox.policy.ceiling.path", "/etc/bpfbox/policy.json");
+	log_event_set_str(ev, "bpfbox.policy.ceiling.digest",
+			  "sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
+	log_event_set_int(ev, "bpfbox.proxy.port", 40125);
+	log_event_message(ev, "sandbox started for a daemon's caller");
+	assert_int_equal(log_emit(log, ev), 0);
 	for (int status = 0; status < 3; status++) {
 		bool ok = status == 0;
 

@@ -463,6 +463,124 @@ static void test_normalise_api(void **state)
 	free(out);
 }
 
+/*
+ * The administrator's policy for a caller: the fixture is the caller's own
+ * (owned by this uid, under /tmp), so every link in it is one the caller
+ * could have placed.
+ */
+static void test_guarded_caller_links(void **state)
+{
+	struct fx *fx = *state;
+	char lex[PATH_MAX * 2], *out;
+	const char *err;
+	bool kept, link;
+
+	/* A grant through the caller's link to "/": cut, named lexically. */
+	snprintf(lex, sizeof(lex), "%s/rootlink", fx->root);
+	assert_int_equal(policy_path_guarded(lex, "/", "/", getuid(), true, &out, &kept, &link, &err), 0);
+	assert_true(link);
+	assert_false(kept);
+	assert_string_equal(out, lex);
+	free(out);
+	/* Also when the link is an ancestor, and with what lies beyond it. */
+	snprintf(lex, sizeof(lex), "%s/link/sub/new", fx->root);
+	assert_int_equal(policy_path_guarded(lex, "/", "/", getuid(), true, &out, &kept, &link, &err), 0);
+	assert_true(link);
+	assert_string_equal(out, lex);
+	free(out);
+	/* A deny through it keeps the caller's spelling (the kernel follows: only narrower). */
+	snprintf(lex, sizeof(lex), "%s/link/sub", fx->root);
+	assert_int_equal(policy_path_guarded(lex, "/", "/", getuid(), false, &out, &kept, &link, &err), 0);
+	assert_true(link);
+	assert_true(kept);
+	assert_string_equal(out, lex);
+	free(out);
+	/* No link: the real path, for grants and denies alike; missing parts appended. */
+	snprintf(lex, sizeof(lex), "%s/real/sub/./x/../new", fx->root);
+	assert_int_equal(policy_path_guarded(lex, "/", "/", getuid(), true, &out, &kept, &link, &err), 0);
+	assert_false(link);
+	snprintf(lex, sizeof(lex), "%s/real/sub/new", fx->root);
+	assert_string_equal(out, lex);
+	free(out);
+	assert_int_equal(policy_path_guarded("~/.ssh", "/", fx->home, getuid(), false, &out, &kept, &link, &err),
+			 0);
+	assert_false(link);
+	assert_false(kept);
+	snprintf(lex, sizeof(lex), "%s/.ssh", fx->home);
+	assert_string_equal(out, lex);
+	free(out);
+	assert_int_equal(policy_path_guarded("~x", "/", fx->home, getuid(), true, &out, &kept, &link, &err),
+			 -EINVAL);
+}
+
+/* A link in directories only root may change is the administrator's: followed. */
+static void test_guarded_root_links(void **state)
+{
+	char real[PATH_MAX], *out;
+	const char *err;
+	struct stat st;
+	bool kept, link;
+
+	/* Debian's merged /usr: /bin is root's link to usr/bin. */
+	if (lstat("/bin", &st) || !S_ISLNK(st.st_mode) || !realpath("/bin", real))
+		skip();
+	assert_int_equal(policy_path_guarded("/bin", "/", "/", 65534, true, &out, &kept, &link, &err), 0);
+	assert_false(link);
+	assert_string_equal(out, real);
+	free(out);
+	/* Root's own links are untrusted for root itself: a root caller is never guarded. */
+	assert_int_equal(policy_path_guarded("/bin", "/", "/", 0, true, &out, &kept, &link, &err), 0);
+	assert_true(link);
+	free(out);
+}
+
+/* Loading with guard: the cut grant is left out and named as written; denies stay. */
+static void test_guarded_load(void **state)
+{
+	struct fx *fx = *state;
+	struct policy_load_opts o = { .cwd = fx->cwd, .home = fx->home, .guard = true, .guard_uid = getuid() };
+	const char *json = "{\"network\": {\"allowedDomains\": [], \"deniedDomains\": []}, \"filesystem\": {\"allowWrite\": [\"../../rootlink\", \"~/proj\"], "
+			   "\"denyRead\": [\"../../link/sub\"], \"allowRead\": [\"../../link\"], \"denyWrite\": []}}";
+	char want[PATH_MAX * 2];
+	struct diag_list d;
+	struct policy *p = NULL;
+	bool proj = false, deny = false;
+
+	diag_list_init(&d);
+	if (policy_load_buffer("admin.json", json, strlen(json), &o, &p, &d)) {
+		for (size_t i = 0; i < d.n; i++)
+			print_message("  %s: %s\n", d.items[i].path, d.items[i].message);
+		fail_msg("rejected");
+	}
+	assert_int_equal(p->n_grant_cuts, 2);
+	assert_null(p->grant_cuts[2]);
+	snprintf(want, sizeof(want), "filesystem.allowWrite[0] \"../../rootlink\" (%s/rootlink)", fx->root);
+	assert_string_equal(p->grant_cuts[0], want);
+	snprintf(want, sizeof(want), "filesystem.allowRead[0] \"../../link\" (%s/link)", fx->root);
+	assert_string_equal(p->grant_cuts[1], want);
+	for (size_t i = 0; i < p->n_fs_rules; i++) {
+		const struct fs_rule *r = &p->fs_rules[i];
+
+		assert_string_not_equal(r->path, "/");
+		if (r->kind == FS_ALLOW_WRITE && !strcmp(r->path, fx->cwd)) {
+			proj = true;
+			assert_true(r->no_links);
+		}
+		if (r->kind == FS_DENY_READ) {
+			snprintf(want, sizeof(want), "%s/link/sub", fx->root);
+			assert_string_equal(r->path, want);
+			assert_false(r->no_links);
+			deny = true;
+		}
+		if (r->kind == FS_ALLOW_READ && r->jpath)
+			fail_msg("the cut allowRead is still a rule: %s", r->path);
+	}
+	assert_true(proj);
+	assert_true(deny);
+	policy_free(p);
+	diag_list_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +596,9 @@ int main(void)
 		cmocka_unit_test(test_file_order_and_names),
 		cmocka_unit_test(test_disabled_drops_rules),
 		cmocka_unit_test(test_normalise_api),
+		cmocka_unit_test(test_guarded_caller_links),
+		cmocka_unit_test(test_guarded_root_links),
+		cmocka_unit_test(test_guarded_load),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

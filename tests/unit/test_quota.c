@@ -131,12 +131,12 @@ static void test_decide(void **state)
 static void test_rule_entries(void **state)
 {
 	struct rule_spec specs[] = {
-		{ "/home/u/a", BB_R_DENY_READ, 0, RULE_LAYER_OWN }, /* exists: one entry */
-		{ "/home/u/new/x", BB_R_DENY_WRITE, 1, RULE_LAYER_OWN }, /* two missing: anchor + 2 names */
-		{ "/a/b/c/d/e/f", BB_R_DENY_READ, 2, RULE_LAYER_OWN }, /* six missing: anchor + 4 */
-		{ "/dev/shm", BB_R_SHM, 3, RULE_LAYER_OWN }, /* a mark on a missing directory: nothing */
-		{ "/run/s.sock", BB_R_UNIX_ALLOW, 4, RULE_LAYER_OWN }, /* missing socket: nothing */
-		{ "/bad", BB_R_DENY_READ, 5, RULE_LAYER_OWN }, /* unresolved: nothing (the load fails) */
+		{ "/home/u/a", BB_R_DENY_READ, 0, RULE_LAYER_OWN, false }, /* exists: one entry */
+		{ "/home/u/new/x", BB_R_DENY_WRITE, 1, RULE_LAYER_OWN, false }, /* two missing: anchor + 2 names */
+		{ "/a/b/c/d/e/f", BB_R_DENY_READ, 2, RULE_LAYER_OWN, false }, /* six missing: anchor + 4 */
+		{ "/dev/shm", BB_R_SHM, 3, RULE_LAYER_OWN, false }, /* a mark on a missing directory: nothing */
+		{ "/run/s.sock", BB_R_UNIX_ALLOW, 4, RULE_LAYER_OWN, false }, /* missing socket: nothing */
+		{ "/bad", BB_R_DENY_READ, 5, RULE_LAYER_OWN, false }, /* unresolved: nothing (the load fails) */
 	};
 	struct resolve_result res[] = {
 		{ 0 }, { .missing = 2 }, { .missing = 6 }, { .missing = 1 }, { .missing = 1 }, { .err = -EACCES },

@@ -163,8 +163,8 @@ assert_contains "$T_OUT" '^OTHER-REFUSED$' "ceiling: a write only carol allows i
 assert_contains "$T_OUT" '^SHARED-REFUSED$' "ceiling: a write only the administrator allows is refused"
 assert_contains "$T_OUT" '^WORK-OK$' "ceiling: a write both allow works"
 assert_succeeds "ceiling: carol's own log has her events" grep -q '"sandbox-start"' "$CL"
-assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.policy.path == \"$CP\"" \
-	"admin log: carol's policy run is in the administrator's log too"
+assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.caller.policy_name == \"$CP\" and .bpfbox.policy.path == null" \
+	"admin log: carol's policy run is in the administrator's log too, her file's name as her claim"
 t_exec carol --policy "$CP" --strict -- /bin/true
 assert_eq 125 "$T_RC" "ceiling --strict: a cut is an error"
 assert_contains "$T_OUT" 'not granted' "ceiling --strict: the cut is named"
@@ -244,7 +244,7 @@ if t_share 1; then
 else
 	t_skip "mode audit in the caller's file, --audit without one" "its subject is user space: it runs in $(t_share_where 1)"
 fi
-assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.policy.path == \"$CP\" and (.bpfbox.policy.digest | startswith(\"sha256:\")) and .bpfbox.policy.ceiling.path == \"$ADMIN\" and (.bpfbox.policy.ceiling.digest | startswith(\"sha256:\"))" \
+assert_admin_ev ".event.action == \"sandbox-start\" and .user.name == \"carol85\" and .bpfbox.caller.policy_name == \"$CP\" and (.bpfbox.policy.digest | startswith(\"sha256:\")) and .bpfbox.policy.ceiling.path == \"$ADMIN\" and (.bpfbox.policy.ceiling.digest | startswith(\"sha256:\"))" \
 	"admin log: the start event carries the sha256 of both policies"
 
 # Domains, through the proxy: allowed only where both allow.

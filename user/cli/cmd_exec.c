@@ -92,6 +92,7 @@ struct exec_run {
 	char command_line[1024];
 	struct rule_spec *specs;
 	const char **spec_paths;
+	bool *spec_no_links; /* parallel to spec_paths: resolved following no symlink */
 	char **unix_names; /* abstract socket names allowed, pointing into the policy */
 	size_t n_unix_names;
 	const char **rule_names;
@@ -257,9 +258,46 @@ static void setup_failed(struct exec_run *r, const char *what, const struct errm
 }
 
 /*
+ * The caller's policy, its paths resolved with the caller's credentials: a
+ * name only root could resolve stays as the caller wrote it, in the rules and
+ * in every message.
+ */
+static int load_as_caller(struct exec_run *r, const struct policy_load_opts *lo, struct policy **out,
+			  struct diag_list *diags)
+{
+	const struct exec_caller *c = r->caller;
+	struct identity_fs saved;
+	int err, back;
+
+	if (!r->ident.switch_user || !r->ident.uid)
+		return policy_load_buffer(c->policy_name ? c->policy_name : "(policy)", c->policy_json,
+					  c->policy_len, lo, out, diags);
+	err = identity_fs_enter(&r->ident, &saved);
+	if (err) {
+		fprintf(stderr, "bpfbox: cannot take uid %u's credentials to resolve its policy's paths: %s; "
+			"the command was not run\n", (unsigned)r->ident.uid, strerror(-err));
+		return err;
+	}
+	err = policy_load_buffer(c->policy_name ? c->policy_name : "(policy)", c->policy_json, c->policy_len, lo,
+				 out, diags);
+	back = identity_fs_leave(&saved);
+	if (back) {
+		/* This process would go on with a caller's view of the filesystem: stop. */
+		fprintf(stderr, "bpfbox: cannot return to the daemon's credentials after reading the policy: %s; "
+			"the command was not run\n", strerror(-back));
+		policy_free(*out);
+		*out = NULL;
+		return back;
+	}
+	return err;
+}
+
+/*
  * The daemon's caller: the administrator's policy (re-read for every run,
  * ~ meaning the caller's home) is the ceiling over the caller's, which came
- * as content. Every grant the ceiling takes away is named on stderr.
+ * as content. Every grant the ceiling takes away is named on stderr. The
+ * administrator's grants follow no symlink the caller could have placed
+ * (policy_path_guarded); one that meets such a link is cut for this caller.
  */
 static int load_caller_policy(struct exec_run *r, struct policy_load_opts *lo, struct diag_list *diags)
 {
@@ -272,6 +310,9 @@ static int load_caller_policy(struct exec_run *r, struct policy_load_opts *lo, s
 
 	/* The caller's --strict is about its own file; the administrator's warnings never stop a run. */
 	alo.strict = false;
+	/* Root owns every directory: nothing to guard a root caller against. */
+	alo.guard = r->ident.switch_user && r->ident.uid != 0;
+	alo.guard_uid = r->ident.uid;
 	if (c->ceiling_file && !stat(c->ceiling_file, &st))
 		err = policy_load_file(c->ceiling_file, &alo, &admin, diags);
 	else
@@ -285,8 +326,7 @@ static int load_caller_policy(struct exec_run *r, struct policy_load_opts *lo, s
 		r->policy = admin;
 		return 0;
 	}
-	err = policy_load_buffer(c->policy_name ? c->policy_name : "(policy)", c->policy_json, c->policy_len, lo,
-				 &mine, diags);
+	err = load_as_caller(r, lo, &mine, diags);
 	if (!err) {
 		err = policy_ceiling_apply(admin, mine, r->opts.strict, &r->policy, &cuts);
 		ceiling_cuts_print(&cuts, stderr);
@@ -333,12 +373,16 @@ static int load_policy(struct exec_run *r)
 		struct log_event *ev = log_event_new(LOG_ERROR, "event", "configuration", "error", "setup-failed",
 						     "failure");
 
-		if (file)
+		/* A daemon's caller names its file as it likes: a claim, never a path the daemon read. */
+		if (r->caller && r->caller->has_policy && file)
+			log_event_set_str(ev, "bpfbox.caller.policy_name", file);
+		else if (file)
 			log_event_set_str(ev, "bpfbox.policy.path", file);
 		if (r->opts.ceiling && r->opts.policy)
 			log_event_set_str(ev, "bpfbox.policy.ceiling.path", r->opts.ceiling);
 		log_event_set_errno(ev, -err);
-		log_event_message(ev, "policy %s rejected; the command was not run", file ? file : "(default)");
+		log_event_message(ev, "policy %s%s rejected; the command was not run", file ? file : "(default)",
+				  r->caller && r->caller->has_policy ? " (the caller's name for it)" : "");
 		log_emit(r->log, ev);
 		/* On stderr the event itself says it. */
 		if (r->opts.log.file_path || r->opts.log.fd >= 0)
@@ -346,6 +390,11 @@ static int load_policy(struct exec_run *r)
 				file ? file : "(default)");
 		return err;
 	}
+	for (size_t i = 0; i < r->policy->n_grant_cuts; i++)
+		fprintf(stderr, "bpfbox: %s: %s: a symbolic link on its way is one uid %u could have placed; "
+			"grant cut, not granted\n", r->caller && r->caller->ceiling_file ? r->caller->ceiling_file
+			: "the administrator's policy", r->policy->grant_cuts[i],
+			(unsigned)r->ident.uid);
 	return 0;
 }
 
@@ -371,31 +420,32 @@ static int build_specs(struct exec_run *r)
 
 	r->specs = calloc(cap, sizeof(*r->specs));
 	r->spec_paths = calloc(cap, sizeof(*r->spec_paths));
+	r->spec_no_links = calloc(cap, sizeof(*r->spec_no_links));
 	r->rule_names = calloc(cap, sizeof(*r->rule_names));
 	r->owned_names = calloc(cap, sizeof(*r->owned_names));
 	r->unix_names = calloc(cap, sizeof(*r->unix_names));
-	if (!r->specs || !r->spec_paths || !r->rule_names || !r->owned_names || !r->unix_names)
+	if (!r->specs || !r->spec_paths || !r->spec_no_links || !r->rule_names || !r->owned_names || !r->unix_names)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n_fs_rules && !p->fs_disabled; i++) {
 		/* Under a ceiling each layer stays apart in the kernel (docs/design.md, "Two layers"). */
 		enum rule_layer layer = p->fs_rules[i].layer == FS_LAYER_CEILING ? RULE_LAYER_CEILING : RULE_LAYER_OWN;
 
 		r->specs[n] = (struct rule_spec){ p->fs_rules[i].path, spec_flags(p->fs_rules[i].kind), (uint32_t)n,
-						  layer };
+						  layer, p->fs_rules[i].no_links };
 		r->rule_names[n] = p->fs_rules[i].name;
 		n++;
 	}
 	r->tmpdir_spec = n;
 	/* The sandbox's own TMPDIR is writable in both layers. */
 	r->specs[n] = (struct rule_spec){ r->tmpdir, BB_R_ALLOW_WRITE, (uint32_t)n,
-					  p->has_ceiling ? RULE_LAYER_BOTH : RULE_LAYER_OWN };
+					  p->has_ceiling ? RULE_LAYER_BOTH : RULE_LAYER_OWN, false };
 	r->rule_names[n] = "implicit:allowWrite:TMPDIR";
 	n++;
 	/* Marks, not rules: /dev/shm's objects are decided by their creator; bpfbox's own state is off limits. */
-	r->specs[n] = (struct rule_spec){ SANDBOX_SHM_DIR, BB_R_SHM, (uint32_t)n, RULE_LAYER_OWN };
+	r->specs[n] = (struct rule_spec){ SANDBOX_SHM_DIR, BB_R_SHM, (uint32_t)n, RULE_LAYER_OWN, false };
 	r->rule_names[n] = "builtin:shm";
 	n++;
-	r->specs[n] = (struct rule_spec){ BPFBOX_RUN_DIR, BB_R_BPFBOX_STATE, (uint32_t)n, RULE_LAYER_OWN };
+	r->specs[n] = (struct rule_spec){ BPFBOX_RUN_DIR, BB_R_BPFBOX_STATE, (uint32_t)n, RULE_LAYER_OWN, false };
 	r->rule_names[n] = "builtin:bpfbox-state";
 	n++;
 	for (size_t i = 0; i < p->n_allow_unix_sockets; i++) {
@@ -406,13 +456,16 @@ static int build_specs(struct exec_run *r)
 		}
 		if (asprintf(&r->owned_names[n], "allowUnixSockets:%s", p->allow_unix_sockets[i]) < 0)
 			return -ENOMEM;
+		/* A guarded policy's socket paths were checked for the caller's links: none may appear since. */
 		r->specs[n] = (struct rule_spec){ p->allow_unix_sockets[i], BB_R_UNIX_ALLOW, (uint32_t)n,
-						  RULE_LAYER_OWN };
+						  RULE_LAYER_OWN, p->guarded };
 		r->rule_names[n] = r->owned_names[n];
 		n++;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		r->spec_paths[i] = r->specs[i].path;
+		r->spec_no_links[i] = r->specs[i].no_links;
+	}
 	r->n_specs = n;
 	r->n_rule_names = n;
 	return 0;
@@ -489,15 +542,20 @@ static void log_start(struct exec_run *r)
 	struct log_event *ev = log_event_new(LOG_INFO, "event", "process", "start", "sandbox-start", "success");
 	enum audit_scope scope = run_audit_scope(r);
 	bool audit = scope != AUDIT_NONE;
-	char digest[80], who[320], uid[16];
+	char digest[80], who[320], uid[16], cuts[640] = "";
 
 	/* Folded refusals reported at exit carry no flags of their own (but BB_OP_AUDITED). */
 	r->kctx.audit = scope == AUDIT_ALL;
 	log_event_set_int(ev, "process.pid", r->launch.pid);
 	log_event_set_strv(ev, "process.args", r->opts.argv);
 	log_event_set_str(ev, "process.command_line", r->command_line);
-	if (r->policy->file)
+	/* A daemon's caller names its file as it likes: a claim; the digest is of what it sent. */
+	if (r->policy->file && r->caller && r->caller->has_policy)
+		log_event_set_str(ev, "bpfbox.caller.policy_name", r->policy->file);
+	else if (r->policy->file)
 		log_event_set_str(ev, "bpfbox.policy.path", r->policy->file);
+	if (r->policy->n_grant_cuts)
+		log_event_set_strv(ev, "bpfbox.policy.grant_cuts", (char *const *)r->policy->grant_cuts);
 	snprintf(digest, sizeof(digest), "sha256:%s", r->policy->digest);
 	log_event_set_str(ev, "bpfbox.policy.digest", digest);
 	if (r->policy->has_ceiling) {
@@ -521,8 +579,12 @@ static void log_start(struct exec_run *r)
 		snprintf(who, sizeof(who), "as uid 0 without capabilities (%s)", identity_source_name(r->ident.source));
 	snprintf(uid, sizeof(uid), "%u", r->ident.switch_user ? (unsigned)r->ident.uid : 0u);
 	log_event_set_str(ev, "process.user.id", uid);
-	log_event_message(ev, "sandbox started: %s (pid %d, %s, policy %s%s%s%s)%s", r->command_line, r->launch.pid,
-			  who, r->policy->file ? r->policy->file : "built-in default",
+	if (r->policy->n_grant_cuts)
+		snprintf(cuts, sizeof(cuts), "; grant cut (a symbolic link the caller could have placed): %s%s",
+			 r->policy->grant_cuts[0], r->policy->n_grant_cuts > 1 ? " and more (bpfbox.policy.grant_cuts)" : "");
+	log_event_message(ev, "sandbox started: %s (pid %d, %s, policy %s%s%s%s%s)%s%s", r->command_line,
+			  r->launch.pid, who, r->policy->file ? r->policy->file : "built-in default",
+			  r->caller && r->caller->has_policy ? " as the caller named it" : "",
 			  r->policy->has_ceiling ? " under the administrator's " : "",
 			  r->policy->has_ceiling ? r->policy->ceiling_file : "",
 			  scope == AUDIT_ALL	  ? ", audit mode"
@@ -532,7 +594,8 @@ static void log_start(struct exec_run *r)
 			  r->ident.switch_user && r->ident.uid != 0
 				  ? ""
 				  : "; warning: it runs as uid 0, so files only root may read (/etc/shadow, "
-				    "SSH host keys, /root) stay readable unless denyRead names them");
+				    "SSH host keys, /root) stay readable unless denyRead names them",
+			  cuts);
 	log_emit(r->log, ev);
 }
 
@@ -659,6 +722,7 @@ static void exec_teardown(struct exec_run *r)
 	free(r->owned_names);
 	free(r->specs);
 	free(r->spec_paths);
+	free(r->spec_no_links);
 	free(r->unix_names);
 	free(r->rule_names);
 	policy_free(r->policy);
@@ -881,6 +945,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	ls.sandbox_id = r->cg.id;
 	ls.cgroup_fd = r->cg.dir_fd;
 	ls.resolve_paths = r->spec_paths;
+	ls.resolve_no_links = r->spec_no_links;
 	ls.n_resolve = r->n_specs;
 	ls.keep_fds = r->opts.pass_fds;
 	ls.n_keep_fds = r->opts.n_pass_fds;

@@ -67,6 +67,8 @@ static int init_dirs(struct policy *p, const struct policy_load_opts *opts)
 	p->home = home ? strdup(home) : dup_home();
 	if (home && !p->home)
 		return -ENOMEM;
+	p->guarded = opts && opts->guard;
+	p->guard_uid = opts ? opts->guard_uid : 0;
 	return 0;
 }
 
@@ -117,6 +119,7 @@ void policy_free(struct policy *p)
 		strv_free(p->ignore[i].lines, p->ignore[i].n_lines);
 	}
 	free(p->ignore);
+	strv_free(p->grant_cuts, p->n_grant_cuts);
 	free(p->file);
 	free(p->cwd);
 	free(p->home);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "domain.h"
 #include "lib/diag.h"
@@ -46,6 +47,7 @@ struct fs_rule {
 	char *name;	/* "denyRead:/home/u/.ssh", "implicit:allowWrite:/dev/null" */
 	bool kept_spelling; /* a symlink was left unresolved because it would widen scope */
 	bool from_glob;	/* one match of a denyRead glob expanded at load */
+	bool no_links;	/* a guarded grant: the kernel resolves path following no symlink */
 	char *jpath;	/* "filesystem.allowWrite[1]"; NULL for implicit rules */
 };
 
@@ -169,12 +171,30 @@ struct policy {
 	char *file;		/* path it came from, NULL for the built-in default */
 	char *cwd;		/* what relative entries were resolved against */
 	char *home;		/* what ~ expanded to */
+
+	/*
+	 * Loaded for a caller (policy_load_opts.guard): each grant that ran into
+	 * a symlink the caller could have placed, as the caller may see it:
+	 * "filesystem.allowWrite[0] \"~/work\" (/home/u/work)". Not in fs_rules.
+	 */
+	char **grant_cuts;
+	size_t n_grant_cuts;
+	bool guarded;
+	uid_t guard_uid;
 };
 
 struct policy_load_opts {
 	const char *cwd;	/* launch directory; NULL = getcwd() */
 	const char *home;	/* home directory; NULL = $HOME, then the passwd entry */
 	bool strict;		/* warnings are errors */
+	/*
+	 * The administrator's policy, loaded for the daemon's caller guard_uid:
+	 * grant paths (allowRead, allowWrite, allowUnixSockets) follow no
+	 * symlink the caller could have placed (policy_path_guarded); a grant
+	 * that meets one is left out and named in grant_cuts.
+	 */
+	bool guard;
+	uid_t guard_uid;
 };
 
 /*
@@ -294,7 +314,20 @@ bool policy_env_allowed(const struct policy *p, const char *name);
  */
 int policy_path_normalise(const char *raw, const char *cwd, const char *home,
 			  bool resolve, char **out, bool *kept, const char **err);
-/* Like the above but always resolves fully (what the kernel sees), for explain. */
+/*
+ * For the administrator's policy loaded for a caller (uid): the lexical path
+ * is walked from "/", and a symlink is followed only when no directory on
+ * the way to it is owned by uid or writable by a group or by everyone (the
+ * caller could not have placed it). Otherwise *caller_link is set and *out
+ * is the lexical path: a grant must then be left out; a deny keeps that
+ * spelling (*kept). A grant that meets no such link is *out fully resolved,
+ * with no symlink left in it (the kernel resolves it following none); a deny
+ * keeps its spelling where resolving would widen, as above. Returns 0,
+ * -EINVAL (*err) or -ENOMEM.
+ */
+int policy_path_guarded(const char *raw, const char *cwd, const char *home, uid_t uid,
+			bool grant, char **out, bool *kept, bool *caller_link, const char **err);
+/* Like policy_path_normalise but always resolves fully (what the kernel sees), for explain. */
 int policy_path_resolve_target(const char *raw, const char *cwd, const char *home,
 			       char **out, const char **err);
 
@@ -378,6 +411,12 @@ const cJSON *jget_array(struct pctx *c, const cJSON *obj, const char *key,
 const char *jelem_string(struct pctx *c, const cJSON *item, const char *path, bool nonempty);
 
 int strv_push(struct pctx *c, char ***v, size_t *n, const char *s);
+/*
+ * A grant of a guarded policy left out: it met a symlink the caller could
+ * have placed. Named by its JSON path, as written and lexically (lex), never
+ * by where the link leads.
+ */
+void grant_cut(struct pctx *c, const char *path, const char *source, const char *lex);
 void strv_free(char **v, size_t n);
 
 void policy_parse_filesystem(struct pctx *c, const cJSON *fs);

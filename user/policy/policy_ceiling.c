@@ -269,6 +269,7 @@ static void copy_layer(struct ceiling *c, const struct policy *from, enum fs_lay
 			.from_default = s->from_default,
 			.kept_spelling = s->kept_spelling,
 			.from_glob = s->from_glob,
+			.no_links = s->no_links,
 		};
 		r->path = dup_str(c, s->path);
 		r->source = dup_str(c, s->source);
@@ -941,6 +942,23 @@ static void ceiling_bpfbox(struct ceiling *c)
 	p->log_format = u->log_format;
 }
 
+/*
+ * The administrator's grants left out for this caller (policy_load_opts.guard)
+ * stay named in the effective policy. Its socket paths are the caller's
+ * entries equal to the administrator's, which follow no symlink, unless the
+ * administrator allows every socket.
+ */
+static void copy_guard(struct ceiling *c)
+{
+	const struct policy *a = c->admin;
+	struct policy *p = c->p;
+
+	p->guarded = a->guarded && !a->allow_all_unix_sockets;
+	p->guard_uid = a->guard_uid;
+	for (size_t i = 0; i < a->n_grant_cuts; i++)
+		strv_add(c, &p->grant_cuts, &p->n_grant_cuts, a->grant_cuts[i]);
+}
+
 /* What only concerns the caller: ignoreViolations, git.safeDirectories, names. */
 static void copy_caller_own(struct ceiling *c)
 {
@@ -998,6 +1016,7 @@ int policy_ceiling_apply(const struct policy *admin, const struct policy *caller
 		 admin->allow_nested_userns, "not granted");
 	ceiling_bpfbox(&c);
 	copy_caller_own(&c);
+	copy_guard(&c);
 	if (c.oom) {
 		cuts->oom = true;
 		policy_free(c.p);

@@ -75,12 +75,17 @@ static void note_kept(struct pctx *c, const char *path, const char *abs)
 static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
 		    const char *source, const char *path, bool from_glob)
 {
+	bool grant = kind == FS_ALLOW_READ || kind == FS_ALLOW_WRITE;
+	bool kept, caller_link = false;
 	char *abs = NULL;
 	const char *why;
-	bool kept;
 	int ret;
 
-	ret = policy_path_normalise(raw, c->p->cwd, c->p->home, true, &abs, &kept, &why);
+	if (c->p->guarded)
+		ret = policy_path_guarded(raw, c->p->cwd, c->p->home, c->p->guard_uid, grant, &abs,
+					  &kept, &caller_link, &why);
+	else
+		ret = policy_path_normalise(raw, c->p->cwd, c->p->home, true, &abs, &kept, &why);
 	if (ret == -ENOMEM) {
 		c->oom = true;
 		return ret;
@@ -89,13 +94,19 @@ static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
 		perr(c, path, "\"%s\": %s", source, why);
 		return ret;
 	}
-	if (kept)
+	if (grant && caller_link) {
+		grant_cut(c, path, source, abs);
+		free(abs);
+		return 0;
+	}
+	if (kept && !caller_link)
 		note_kept(c, path, abs);
 	ret = push_rule(c, kind, abs, source, false, "");
 	if (!ret) {
 		struct fs_rule *r = &c->p->fs_rules[c->p->n_fs_rules - 1];
 
 		r->kept_spelling = kept;
+		r->no_links = c->p->guarded && grant;
 		r->from_glob = from_glob;
 		/* The ceiling names the caller's entry by its place in the file. */
 		r->jpath = strdup(path);

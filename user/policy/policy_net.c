@@ -172,7 +172,7 @@ static void parse_sockets(struct pctx *c, const cJSON *arr)
 	for (const cJSON *it = arr->child; it; it = it->next, i++) {
 		char *path = jpath_index(c, "network.allowUnixSockets", i), *abs = NULL;
 		const char *s, *why;
-		bool kept;
+		bool kept, caller_link = false;
 		int ret;
 
 		if (!path)
@@ -199,12 +199,21 @@ static void parse_sockets(struct pctx *c, const cJSON *arr)
 			     "name each socket file", s);
 			goto next;
 		}
-		ret = policy_path_normalise(s, p->cwd, p->home, true, &abs, &kept, &why);
+		if (p->guarded)
+			ret = policy_path_guarded(s, p->cwd, p->home, p->guard_uid, true, &abs, &kept,
+						  &caller_link, &why);
+		else
+			ret = policy_path_normalise(s, p->cwd, p->home, true, &abs, &kept, &why);
 		if (ret) {
 			if (ret == -ENOMEM)
 				c->oom = true;
 			else
 				perr(c, path, "\"%s\": %s", s, why);
+			goto next;
+		}
+		if (caller_link) {
+			grant_cut(c, path, s, abs);
+			free(abs);
 			goto next;
 		}
 		if (kept)

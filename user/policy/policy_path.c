@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "policy.h"
 
@@ -178,5 +180,172 @@ int policy_path_resolve_target(const char *raw, const char *cwd, const char *hom
 		return ret;
 	*out = resolve_existing(lex);
 	free(lex);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* Links followed in one guarded walk before it gives up, as the kernel does. */
+#define GUARD_MAX_LINKS 40
+/* Directories deep in one walk; deeper paths are refused. */
+#define GUARD_MAX_DEPTH 256
+
+/*
+ * Could the caller have put, or replace, an entry of this directory? Owned by
+ * it, or writable by a group or everyone (the caller's groups are not asked:
+ * any such bit counts). A sticky directory counts too: the caller may have
+ * created the entry itself.
+ */
+static bool caller_controls(const struct stat *st, uid_t uid)
+{
+	return st->st_uid == uid || (st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* Appends "/name" (len bytes) to res; -ENAMETOOLONG past PATH_MAX. */
+static int push_name(char *res, size_t *rlen, const char *name, size_t len)
+{
+	if (*rlen + 1 + len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	res[(*rlen)++] = '/';
+	memcpy(res + *rlen, name, len);
+	*rlen += len;
+	res[*rlen] = '\0';
+	return 0;
+}
+
+static void pop_name(char *res, size_t *rlen)
+{
+	while (*rlen > 0 && res[*rlen - 1] != '/')
+		(*rlen)--;
+	if (*rlen > 0)
+		(*rlen)--;
+	res[*rlen] = '\0';
+}
+
+/*
+ * Walks lex from "/" as realpath would, but a link is followed only where no
+ * directory on the way to it (the root included) is one the caller controls:
+ * taint[k] says whether the directory at depth k, or one above it, is. The
+ * deepest existing part is resolved, the rest appended as it is.
+ */
+static int guarded_walk(const char *lex, uid_t uid, char *res, bool *caller_link)
+{
+	bool taint[GUARD_MAX_DEPTH + 1];
+	char *todo = strdup(lex), link[PATH_MAX];
+	size_t rlen = 0, depth = 0;
+	int links = 0, ret = 0;
+	bool missing = false;
+	struct stat st;
+	const char *p;
+
+	*caller_link = false;
+	res[0] = '\0';
+	if (!todo)
+		return -ENOMEM;
+	if (lstat("/", &st)) {
+		ret = -errno;
+		goto out;
+	}
+	taint[0] = caller_controls(&st, uid);
+	p = todo;
+	while (*p) {
+		const char *end = strchrnul(p, '/');
+		size_t len = (size_t)(end - p);
+		const char *next = *end ? end + 1 : end;
+
+		if (!len || (len == 1 && *p == '.')) {
+			p = next;
+			continue;
+		}
+		if (len == 2 && !strncmp(p, "..", 2)) {
+			pop_name(res, &rlen);
+			if (depth > 0)
+				depth--;
+			p = next;
+			continue;
+		}
+		ret = push_name(res, &rlen, p, len);
+		if (ret)
+			goto out;
+		if (missing || lstat(res, &st)) {
+			/* From here on nothing exists: the rest is kept as written. */
+			missing = true;
+			p = next;
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t n;
+			char *rest;
+
+			if (taint[depth]) {
+				*caller_link = true;
+				goto out;
+			}
+			n = readlink(res, link, sizeof(link) - 1);
+			if (n < 0 || ++links > GUARD_MAX_LINKS) {
+				ret = n < 0 ? -errno : -ELOOP;
+				goto out;
+			}
+			link[n] = '\0';
+			pop_name(res, &rlen);
+			if (link[0] == '/') {
+				rlen = 0;
+				res[0] = '\0';
+				depth = 0;
+			}
+			if (asprintf(&rest, "%s/%s", link, next) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			free(todo);
+			todo = rest;
+			p = todo;
+			continue;
+		}
+		if (++depth > GUARD_MAX_DEPTH) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
+		taint[depth] = taint[depth - 1] || (S_ISDIR(st.st_mode) && caller_controls(&st, uid));
+		p = next;
+	}
+	if (!rlen)
+		strcpy(res, "/");
+out:
+	free(todo);
+	return ret;
+}
+
+int policy_path_guarded(const char *raw, const char *cwd, const char *home, uid_t uid,
+			bool grant, char **out, bool *kept, bool *caller_link, const char **err)
+{
+	char *lex = NULL, res[PATH_MAX];
+	int ret;
+
+	*out = NULL;
+	*err = NULL;
+	*kept = false;
+	ret = expand(raw, cwd, home, &lex, err);
+	if (ret)
+		return ret;
+	ret = guarded_walk(lex, uid, res, caller_link);
+	if (ret == -ENOMEM) {
+		free(lex);
+		return ret;
+	}
+	/* A walk that failed (a loop, a name too long) leaves nothing to trust. */
+	if (ret)
+		*caller_link = true;
+	/*
+	 * A grant names what the walk found, every link resolved: the kernel
+	 * then resolves it without following any. A deny through the caller's
+	 * link keeps the caller's spelling (the kernel still follows the link,
+	 * which only narrows), so no name beyond it reaches a message.
+	 */
+	if (*caller_link || (!grant && widens(lex, res))) {
+		*kept = !grant;
+		*out = lex;
+		return 0;
+	}
+	free(lex);
+	*out = strdup(res);
 	return *out ? 0 : -ENOMEM;
 }

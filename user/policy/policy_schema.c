@@ -298,3 +298,20 @@ void strv_free(char **v, size_t n)
 		free(v[i]);
 	free(v);
 }
+
+void grant_cut(struct pctx *c, const char *path, const char *source, const char *lex)
+{
+	struct policy *p = c->p;
+	char **nv = realloc(p->grant_cuts, (p->n_grant_cuts + 2) * sizeof(*nv));
+
+	if (!pcheck(c, nv))
+		return;
+	p->grant_cuts = nv;
+	/* NULL-terminated, for the start event's list. */
+	if (asprintf(&nv[p->n_grant_cuts], "%s \"%s\" (%s)", path, source, lex) < 0) {
+		nv[p->n_grant_cuts] = NULL;
+		c->oom = true;
+		return;
+	}
+	nv[++p->n_grant_cuts] = NULL;
+}

@@ -233,6 +233,61 @@ static bool same_groups(const struct identity *id)
  * the clone, and hang. The raw system calls change this thread, the child's
  * only one.
  */
+int identity_fs_enter(const struct identity *id, struct identity_fs *saved)
+{
+	int n = getgroups(0, NULL), err;
+
+	memset(saved, 0, sizeof(*saved));
+	if (n < 0)
+		return -errno;
+	saved->groups = calloc((size_t)n + 1, sizeof(gid_t));
+	if (!saved->groups)
+		return -ENOMEM;
+	saved->n_groups = getgroups(n, saved->groups);
+	if (saved->n_groups < 0) {
+		err = -errno;
+		goto fail;
+	}
+	saved->entered = true;
+	if (syscall(SYS_setgroups, (size_t)id->n_groups, id->groups)) {
+		err = -errno;
+		goto undo;
+	}
+	syscall(SYS_setfsgid, id->gid);
+	syscall(SYS_setfsuid, id->uid);
+	/* setfsuid reports the previous value whatever happened: ask again with an invalid one. */
+	if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != id->uid ||
+	    (gid_t)syscall(SYS_setfsgid, (gid_t)-1) != id->gid) {
+		err = -EPERM;
+		goto undo;
+	}
+	return 0;
+undo:
+	identity_fs_leave(saved);
+	return err;
+fail:
+	free(saved->groups);
+	saved->groups = NULL;
+	return err;
+}
+
+int identity_fs_leave(struct identity_fs *saved)
+{
+	int err = 0;
+
+	if (saved->entered) {
+		syscall(SYS_setfsuid, geteuid());
+		syscall(SYS_setfsgid, getegid());
+		if (syscall(SYS_setgroups, (size_t)saved->n_groups, saved->groups))
+			err = -errno;
+		if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != geteuid())
+			err = -EPERM;
+	}
+	free(saved->groups);
+	memset(saved, 0, sizeof(*saved));
+	return err;
+}
+
 int identity_switch(const struct identity *id)
 {
 	uid_t ru, eu, su;

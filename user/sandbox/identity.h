@@ -52,4 +52,19 @@ const char *identity_source_name(enum identity_source source);
  */
 int identity_switch(const struct identity *id);
 
+/*
+ * This thread's filesystem checks made as id (its groups, fsgid, fsuid), for
+ * names a caller gave: what id cannot reach stays unresolved, so no message
+ * shows what the caller could not have seen. Raw syscalls, this thread
+ * only; the capabilities that bypass permissions go with fsuid 0 and come
+ * back with it. identity_fs_leave undoes it (and frees saved).
+ */
+struct identity_fs {
+	gid_t *groups; /* this thread's groups before */
+	int n_groups;
+	bool entered;
+};
+int identity_fs_enter(const struct identity *id, struct identity_fs *saved);
+int identity_fs_leave(struct identity_fs *saved);
+
 #endif

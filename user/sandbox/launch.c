@@ -145,7 +145,8 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 
 	/* If the launcher dies before exec, so does this child. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	sandbox_resolve_paths(spec->bpf, spec->sandbox_id, spec->resolve_paths, spec->n_resolve, results);
+	sandbox_resolve_paths(spec->bpf, spec->sandbox_id, spec->resolve_paths, spec->resolve_no_links,
+			      spec->n_resolve, results);
 	write_all(status_fd, (char[]){ MSG_RESOLVED }, 1);
 	do
 		n = read(go_fd, &go, 1);

@@ -40,6 +40,7 @@ struct launch_spec {
 	int cgroup_fd;
 	const char *const *resolve_paths;
 	size_t n_resolve;
+	const bool *resolve_no_links; /* per path: follow no symlink (sandbox_resolve_paths); may be NULL */
 	const int *keep_fds; /* extra descriptors passed on (--pass-fd), as the command sees them */
 	size_t n_keep_fds;
 	const int *keep_fd_sources; /* NULL: keep_fds as they are; else moved from these (the daemon's) */

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -154,6 +156,10 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 		struct bb_name_key nk = { .sandbox = id, .ino = res[i].ino, .dev = res[i].dev };
 		uint32_t flags = specs[i].flags, missing = res[i].missing;
 
+		if (res[i].err == -ELOOP && specs[i].no_links)
+			return errmsg_set(em, res[i].err, "resolving %s in the kernel: a symbolic link is now on the "
+					  "way of the administrator's grant, which follows none (remove it and run again)",
+					  specs[i].path);
 		if (res[i].err)
 			return errmsg_set(em, res[i].err, "resolving %s in the kernel", specs[i].path);
 		if (!missing) {
@@ -421,8 +427,21 @@ static bool strip_last(char *path)
 	return true;
 }
 
-void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *const *paths, size_t n,
-			   struct resolve_result *out)
+/* The open the resolver hook sees; a guarded path follows no symlink, magic ones included. */
+static int resolve_open(const char *path, bool no_links)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+
+	if (!no_links)
+		return open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *const *paths, const bool *no_links,
+			   size_t n, struct resolve_result *out)
 {
 	int slot_fd = st->maps.resolve_slots;
 	struct bb_resolve slot = { 0 };
@@ -441,7 +460,7 @@ void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *
 		memcpy(buf, paths[i], len + 1);
 		for (;;) {
 			/* The kernel records the inode and refuses the open: nothing is opened. */
-			fd = open(buf, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+			fd = resolve_open(buf, no_links && no_links[i]);
 			if (fd >= 0) {
 				close(fd);
 				out[i].err = -EPROTO; /* the resolver hook did not run */

@@ -3,6 +3,7 @@
 #ifndef BPFBOX_SANDBOX_MAPS_H
 #define BPFBOX_SANDBOX_MAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,7 @@ struct rule_spec {
 	uint32_t flags;
 	uint32_t rule;
 	enum rule_layer layer;
+	bool no_links; /* resolved following no symlink (a grant of the administrator's, for a caller) */
 };
 
 struct bb_rule;
@@ -88,8 +90,13 @@ void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
 /* Removes every entry of the sandbox from every map. */
 void sandbox_maps_remove(const struct bpf_state *st, uint64_t id);
 
-/* Child side: resolve each path in the kernel (the sandbox must be RESOLVING). Async-signal-safe. */
-void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *const *paths, size_t n,
-			   struct resolve_result *out);
+/*
+ * Child side: resolve each path in the kernel (the sandbox must be RESOLVING).
+ * Where no_links[i] (no_links may be NULL), the path is resolved following no
+ * symlink at all (openat2 RESOLVE_NO_SYMLINKS): a link there ends it with
+ * -ELOOP. Async-signal-safe.
+ */
+void sandbox_resolve_paths(const struct bpf_state *st, uint64_t id, const char *const *paths, const bool *no_links,
+			   size_t n, struct resolve_result *out);
 
 #endif
