@@ -592,6 +592,54 @@ static void test_domain_rows(void **state)
 	}
 }
 
+/*
+ * The resolver and /etc/hosts learning decide names: under a ceiling a name
+ * the administrator does not allow is never asked upstream, whatever zone
+ * the caller allows (a caller's *.zone would be a tunnel).
+ */
+static void test_name_rows(void **state)
+{
+	static const struct {
+		const char *admin_net, *caller_net, *name;
+		enum net_verdict v;
+		const char *rule;
+	} rows[] = {
+		{ NET("\"github.com\"", ""), NET("\"*.exfil.example\"", ""), "data.exfil.example",
+		  NET_DENY_NOT_ALLOWED, "ceiling:default:network" },
+		{ NET("", ""), NET("\"github.com\"", ""), "github.com", NET_DENY_NOT_ALLOWED,
+		  "ceiling:default:network" },
+		{ NET("\"*.github.com\"", ""), NET("\"api.github.com\"", ""), "API.github.com.", NET_ALLOW,
+		  "allowedDomains:api.github.com" },
+		{ NET("\"github.com:443\"", ""), NET("\"github.com\"", ""), "github.com", NET_ALLOW,
+		  "allowedDomains:github.com" },
+		{ NET("\"github.com\"", ""), NET("\"github.com:22\"", ""), "github.com", NET_ALLOW,
+		  "allowedDomains:github.com:22" },
+		{ NET("\"*.github.com\"", "\"gist.github.com\""), NET("\"*.github.com\"", ""),
+		  "gist.github.com", NET_DENY_DENIED, "ceiling:deniedDomains:gist.github.com" },
+		{ NET("\"github.com\"", ""), NET("\"github.com\"", ""), "10.0.0.1", NET_DENY_MALFORMED,
+		  "malformed" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *a = NULL, *c = NULL;
+		const char *rule;
+		enum net_verdict v;
+		struct run r;
+
+		assert_true(asprintf(&a, NO_FS ", \"network\": %s", rows[i].admin_net) > 0);
+		assert_true(asprintf(&c, NO_FS ", \"network\": %s", rows[i].caller_net) > 0);
+		apply(&r, a, c);
+		v = policy_decide_name(r.eff, rows[i].name, &rule, NULL);
+		if (v != rows[i].v || strcmp(rule, rows[i].rule))
+			fail_msg("row %zu: %s: got %s by %s, want %s by %s", i, rows[i].name, net_verdict_name(v),
+				 rule, net_verdict_name(rows[i].v), rows[i].rule);
+		free(a);
+		free(c);
+		done(&r);
+	}
+}
+
 struct pattern_row {
 	const char *a, *b, *both;	/* both NULL: nothing matches both */
 	bool a_in_b;
@@ -1642,6 +1690,7 @@ int main(void)
 		cmocka_unit_test(test_parent_proxy),
 		cmocka_unit_test(test_git_config_mandatory),
 		cmocka_unit_test(test_domain_rows),
+		cmocka_unit_test(test_name_rows),
 		cmocka_unit_test(test_pattern_intersection),
 		cmocka_unit_test(test_resolved_addresses_united),
 		cmocka_unit_test(test_unix_socket_rows),

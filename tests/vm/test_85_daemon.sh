@@ -200,7 +200,8 @@ for _ in $(seq 50); do
 done
 assert_eq 1 "$(seen)" "--audit: the loopback server records a connection from outside the sandbox"
 CLIENT=$T_ROOT/tests/vm/servers/client.py
-t_exec carol --policy "$CP" --audit -- /bin/sh -c "cat $SRV/secret/audit || echo SECRET-REFUSED; cat $SRV/pub/inner; echo x >$SRV/other/audit-a || echo OTHER-REFUSED; echo pwned >>~/.bashrc || echo BASHRC-REFUSED; python3 $CLIENT tcp 127.0.0.1 $APORT || echo CONNECT-REFUSED"
+# Her events go nowhere: a line of them must not split cat's message in the output (the admin log has them).
+t_exec carol --policy "$CP" --audit --log-file /dev/null -- /bin/sh -c "cat $SRV/secret/audit || echo SECRET-REFUSED; cat $SRV/pub/inner; echo x >$SRV/other/audit-a || echo OTHER-REFUSED; echo pwned >>~/.bashrc || echo BASHRC-REFUSED; python3 $CLIENT tcp 127.0.0.1 $APORT || echo CONNECT-REFUSED"
 AOUT=$T_TMP/audit-run.out
 cp "$T_OUT" "$AOUT"
 assert_eq 0 "$T_RC" "--audit: the run completes"
@@ -256,6 +257,23 @@ if t_share 2; then
 	t_exec carol --policy "$CP" -- /bin/sh -c 'curl -sS -o /dev/null -w "%{http_code}\n" http://both.remote.test/hello.txt; curl -sS -o /dev/null -w "%{http_code}\n" http://only-carol.test/hello.txt; curl -sS -o /dev/null -w "%{http_code}\n" http://remote.test/hello.txt'
 	assert_eq "200 403 403" "$(grep -E '^[0-9]{3}$' "$T_OUT" | xargs)" \
 		"ceiling: a domain both allow is reached; one only carol or only the administrator allows is refused"
+	# DNS under the ceiling: carol allows a zone the administrator does not; no name of it is asked upstream.
+	assert_succeeds "dnsmasq answers in the remote namespace" net_dnsmasq "$S/dnsmasq.log" \
+		--host-record=both.remote.test,"$NET_REMOTE" --host-record=data.exfil.test,10.200.0.9
+	net_resolver_is "$NET_REMOTE"
+	CPX=$S/carol-exfil.json
+	jq '.network.allowedDomains += ["*.exfil.test"]' "$CP" >"$CPX" && chmod 0644 "$CPX"
+	t_exec carol --policy "$CPX" -- /bin/sh -c "python3 $CLIENT resolve udp $NET_REMOTE 53 data.exfil.test; python3 $CLIENT resolve tcp $NET_REMOTE 53 more.exfil.test; python3 $CLIENT resolve udp $NET_REMOTE 53 both.remote.test"
+	assert_contains "$T_OUT" "addrs=$NET_REMOTE\$" "ceiling DNS: a name both allow is answered"
+	assert_succeeds "ceiling DNS: the upstream resolver was asked for the name both allow" \
+		net_upstream_asked "$S/dnsmasq.log" both.remote.test
+	assert_not_contains "$T_OUT" '10.200.0.9' "ceiling DNS: a name only carol allows gets no address"
+	assert_fails "ceiling DNS: the upstream resolver never saw data.exfil.test (UDP)" \
+		net_upstream_asked "$S/dnsmasq.log" data.exfil.test
+	assert_fails "ceiling DNS: the upstream resolver never saw more.exfil.test (TCP)" \
+		net_upstream_asked "$S/dnsmasq.log" more.exfil.test
+	assert_admin_ev ".user.name == \"carol85\" and .event.action == \"dns-query\" and .dns.question.name == \"data.exfil.test\" and .event.outcome == \"failure\" and .rule.name == \"ceiling:default:network\"" \
+		"ceiling DNS: admin log: the refused query names the ceiling's rule"
 else
 	t_skip "domains through the proxy under the ceiling" "its subject is the daemon in user space: it runs in $(t_share_where 2)"
 fi

@@ -30,9 +30,10 @@ for i in $(seq 0 $((RUNS - 1))); do
 	for k in "${MINE[@]}"; do [ $((i % 7)) -eq "$k" ] && SEL+=("$i"); done
 done
 N=${#SEL[@]}
-# Readable and writable by the daemon's caller too.
+# Only root writes here (the daemon refuses a socket in a directory another user could change); the
+# caller writes in $W.
 D=$(mktemp -d /tmp/soak.XXXXXX)
-chmod 0777 "$D"
+chmod 0755 "$D"
 W=$D/work
 mkdir -p "$W" && chmod 0777 "$W"
 P=$D/policy.json
@@ -49,8 +50,9 @@ SOCK=$D/daemon.sock
 "$BPFBOX" daemon --socket "$SOCK" --config "$P" --log-file "$D/admin.ndjson" --max-per-user 0 \
 	>"$D/daemon.out" 2>&1 &
 DPID=$!
-trap 'kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null; rm -rf "$D"; t_summary' EXIT
+trap 'kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null; [ "$T_FAIL" -eq 0 ] || sed "s/^/# daemon: /" "$D/daemon.out" | head -n 40; rm -rf "$D"; t_summary' EXIT
 for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+assert_succeeds "the soak's daemon listens" test -S "$SOCK" || { sed "s/^/# daemon: /" "$D/daemon.out"; exit 1; }
 # setpriv execs (runuser would fork).
 as_user() { setpriv --reuid="$SUID" --regid="$SGID" --init-groups env BPFBOX_SOCKET="$SOCK" "$@"; }
 

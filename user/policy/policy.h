@@ -283,9 +283,10 @@ const char *net_verdict_name(enum net_verdict v);
 /*
  * May the sandbox's DNS answer this name? Allowed when some allowedDomains
  * entry matches it on any port (the port is decided when connecting) and no
- * deniedDomains entry for every port matches it. IP literals and malformed
- * names are not names: NET_DENY_MALFORMED. Same rule_name and reason as
- * policy_decide_host.
+ * deniedDomains entry for every port matches it; under a ceiling an entry of
+ * the administrator's allowedDomains must match it too (any port), else
+ * "ceiling:default:network". IP literals and malformed names are not names:
+ * NET_DENY_MALFORMED. Same rule_name and reason as policy_decide_host.
  */
 enum net_verdict policy_decide_name(const struct policy *p, const char *host, const char **rule_name,
 				    const char **reason);

@@ -303,9 +303,23 @@ enum net_verdict policy_decide_name(const struct policy *p, const char *host, co
 		if (domain_pattern_match(d, canon, d->port ? d->port : 1)) {
 			name = p->allowed_rule_names[i];
 			v = NET_ALLOW;
-			goto out;
+			break;
 		}
 	}
+	if (v != NET_ALLOW || !p->has_ceiling)
+		goto out;
+	/*
+	 * Under a ceiling a name the administrator does not allow is never
+	 * asked upstream: a caller's own *.zone would otherwise be a tunnel.
+	 */
+	for (size_t i = 0; i < p->n_ceiling_allowed_domains; i++) {
+		const struct domain_pattern *d = &p->ceiling_allowed_domains[i];
+
+		if (domain_pattern_match(d, canon, d->port ? d->port : 1))
+			goto out;
+	}
+	name = "ceiling:default:network";
+	v = NET_DENY_NOT_ALLOWED;
 out:
 	if (rule_name)
 		*rule_name = name;
