@@ -13,6 +13,7 @@
 #include "policy/domain.h"
 #include "proxy/proxy.h"
 #include "proxy/proxy_http.h"
+#include "proxy/proxy_http_sniff.h"
 
 #define OUT_CAP (16384 + 1024)
 
@@ -116,6 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t scan = 0, step = size ? (size_t)data[0] % 7 + 1 : 1;
 	ssize_t whole, piece = 0;
 
+	/* The transparent path's classifier and its rewrite (invariants checked inside). */
+	proxy_http_sniff_fuzz_one(data, size);
 	whole = proxy_head_end(buf, size, &scan);
 	FUZZ_CHECK(whole >= -EBADMSG && whole <= (ssize_t)size);
 	FUZZ_CHECK(scan <= size);

@@ -66,6 +66,8 @@ dnsmasq_up() {
 	return 1
 }
 assert_succeeds "dnsmasq answers in the remote namespace" dnsmasq_up
+# What the HTTP servers read: "<request line> host=<Host>" (tests/vm/servers/serve.py).
+export SERVE_LOG=$T_TMP/requests.log
 assert_succeeds "HTTP and HTTPS on two addresses, HTTP on IPv6, an ssh-style echo, in the namespace" \
 	net_serve bbremote http 10.200.0.2 80 "$T_TMP/www" , http 10.200.0.3 80 "$T_TMP/www2" , \
 	https 10.200.0.2 443 "$T_TMP/www" "$T_TMP/tls/server.pem" "$T_TMP/tls/server.key" , \
@@ -291,6 +293,34 @@ assert_succeeds "clients using the proxy variables work as before" \
 	box curl -sS --max-time 20 http://allowed.test/hello.txt
 assert_contains "$T_OUT" '^hello-remote$'
 assert_event "through the explicit proxy" '.event.action == "proxy-http" and .destination.domain == "allowed.test"'
+
+# Requests servers read although their first line is loose (docs/network.md, "The transparent path"):
+# each is decided by its Host; none reaches the server with a Host the policy denies.
+if t_share 1; then
+	DENIED_BEFORE=$(grep -c 'host=denied.test' "$SERVE_LOG" 2>/dev/null)
+	for req in 'GET /hello.txt HTTP/1.1 \r\nHost: denied.test\r\nConnection: close\r\n\r\n' \
+		'GET\t/hello.txt HTTP/1.1\r\nHost: denied.test\r\nConnection: close\r\n\r\n' \
+		'\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: denied.test\r\nConnection: close\r\n\r\n' \
+		'GET /hello.txt\x0bHTTP/1.1\r\nHost: denied.test\r\nConnection: close\r\n\r\n'; do
+		t_exec box python3 "$CLIENT" send allowed.test 80 "$req"
+		assert_contains "$T_OUT" '^ok HTTP/1.1 403' "a loose request line with a denied Host gets the 403: $req"
+	done
+	t_exec box python3 "$CLIENT" send allowed.test 80 'GET /{20000*a} HTTP/1.1\r\nHost: denied.test\r\n\r\n'
+	# The proxy answers 431 and closes while the client still sends: it may see the reset first.
+	assert_contains "$T_OUT" '^(ok HTTP/1.1 431|ok closed|ECONNRESET|EPIPE)' "a request line longer than the sniff buffer is refused (431), not relayed"
+	t_exec box python3 "$CLIENT" send allowed.test 80 'GET /hello.txt HTTP/1.1\nHost: denied.test\n\n'
+	assert_contains "$T_OUT" '^ok HTTP/1.1 400' "bare LF line ends are refused (400)"
+	assert_eq "${DENIED_BEFORE:-0}" "$(grep -c 'host=denied.test' "$SERVE_LOG" 2>/dev/null)" \
+		"the server never read a request with the denied Host"
+	assert_event "the loose request's refusal names the denied Host" \
+		'.event.action == "proxy-transparent" and .destination.domain == "denied.test" and .rule.name == "default:network" and .bpfbox.transparent.kind == "http"'
+	t_exec box python3 "$CLIENT" send allowed.test 80 '\r\nGET\t/hello.txt  HTTP/1.1 \r\nHost: allowed.test\r\nConnection: close\r\n\r\n'
+	assert_contains "$T_OUT" '^ok HTTP/1.1 200' "the same loose form with the allowed Host is served"
+	assert_succeeds "the server read it in the strict form bpfbox rebuilt" \
+		grep -q '^GET /hello.txt HTTP/1.1 host=allowed.test$' "$SERVE_LOG"
+else
+	t_skip "loose request lines on the transparent path" "its subject is the proxy in user space: it runs in $(t_share_where 1)"
+fi
 
 # "transparent": false: port 53 is refused in the kernel, no resolver runs.
 PO=$T_TMP/policy-opaque.json

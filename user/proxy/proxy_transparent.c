@@ -16,6 +16,7 @@
 
 #include "proxy_canon.h"
 #include "proxy_conn.h"
+#include "proxy_http_sniff.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
 #include "proxy_session.h"
@@ -201,49 +202,17 @@ out:
 	free(req);
 }
 
-enum first_bytes { FB_MORE, FB_TLS, FB_HTTP, FB_OTHER };
-
-/*
- * What the first bytes are. HTTP only when the first line is a request line
- * ("METHOD SP target SP HTTP/1.x"): a protocol whose first bytes happen to
- * be capitals (an ssh banner) is not held waiting for a blank line.
- */
-static enum first_bytes classify(const char *b, size_t len, size_t cap)
-{
-	size_t i = 0, eol;
-
-	if (!len)
-		return FB_MORE;
-	if ((unsigned char)b[0] == 0x16)
-		return FB_TLS;
-	while (i < len && b[i] >= 'A' && b[i] <= 'Z')
-		i++;
-	if (i == len)
-		return len < cap && i < 24 ? FB_MORE : FB_OTHER;
-	if (!i || b[i] != ' ')
-		return FB_OTHER;
-	for (eol = i; eol < len && b[eol] != '\n'; eol++)
-		if (b[eol] == '\r' && eol + 1 < len && b[eol + 1] != '\n')
-			return FB_OTHER;
-	if (eol == len)
-		return len < cap ? FB_MORE : FB_OTHER;
-	if (eol > 0 && b[eol - 1] == '\r')
-		eol--;
-	if (eol >= i + 10 && (!memcmp(b + eol - 9, " HTTP/1.1", 9) || !memcmp(b + eol - 9, " HTTP/1.0", 9)))
-		return FB_HTTP;
-	return FB_OTHER;
-}
-
 bool proxy_transparent_sniff(struct proxy_conn *c)
 {
 	char name[PROXY_HOST_MAX];
 	ssize_t head;
+	bool full;
 	int rc;
 
-	switch (classify(c->in.data, c->in.len, c->in.cap)) {
-	case FB_MORE:
+	switch (proxy_http_sniff(c->in.data, c->in.len, c->in.cap)) {
+	case PROXY_SNIFF_MORE:
 		return false;
-	case FB_TLS:
+	case PROXY_SNIFF_TLS:
 		c->kind = "tls";
 		rc = proxy_tls_sni((const unsigned char *)c->in.data, c->in.len, name, sizeof(name));
 		if (rc == 0) {
@@ -263,7 +232,11 @@ bool proxy_transparent_sniff(struct proxy_conn *c)
 		if (decide(c, name[0] ? name : NULL, false))
 			dial(c);
 		return true;
-	case FB_HTTP:
+	case PROXY_SNIFF_HTTP:
+		/* Leading empty lines and loose whitespace as servers read them; the head is rescanned. */
+		full = c->in.len >= c->in.cap;
+		c->in.len = proxy_http_sniff_normalize(c->in.data, c->in.len);
+		c->head_scan = 0;
 		head = proxy_head_end(c->in.data, c->in.len, &c->head_scan);
 		if (head < 0) {
 			c->saw_bytes = true;
@@ -273,7 +246,7 @@ bool proxy_transparent_sniff(struct proxy_conn *c)
 			return true;
 		}
 		if (!head) {
-			if (c->in.len < c->in.cap)
+			if (!full)
 				return false;
 			c->saw_bytes = true;
 			c->kind = "http";
@@ -283,7 +256,7 @@ bool proxy_transparent_sniff(struct proxy_conn *c)
 		}
 		http_head(c, (size_t)head);
 		return true;
-	case FB_OTHER:
+	case PROXY_SNIFF_OTHER:
 		if (decide(c, NULL, false))
 			dial(c);
 		return true;
@@ -356,26 +329,26 @@ static bool late_check(struct proxy_conn *c)
 {
 	/* The relay reads held bytes no further than in.cap: they fit where a timely sniff keeps them. */
 	size_t len = c->up.len - c->up.off;
-	enum first_bytes fb;
+	enum proxy_sniff fb;
 
 	if (!len) {
 		if (c->up_eof)
 			c->late_check = NULL; /* closed without a byte: nothing to read a name from */
 		return true;
 	}
-	fb = classify(c->up.data + c->up.off, len, c->in.cap);
-	if (fb == FB_OTHER) {
+	fb = proxy_http_sniff(c->up.data + c->up.off, len, c->in.cap);
+	if (fb == PROXY_SNIFF_OTHER) {
 		c->late_check = NULL;
 		return true;
 	}
-	if (fb == FB_MORE && !c->up_eof)
+	if (fb == PROXY_SNIFF_MORE && !c->up_eof)
 		return true;
 	c->port = orig_port(c);
-	if (fb == FB_MORE) {
+	if (fb == PROXY_SNIFF_MORE) {
 		proxy_conn_close(c, "client closed before its first bytes were complete");
 		return false;
 	}
-	c->kind = fb == FB_TLS ? "tls" : "http";
+	c->kind = fb == PROXY_SNIFF_TLS ? "tls" : "http";
 	/* A name after the server spoke (or closed) is a conversation already under way: not decided twice. */
 	if (c->bytes_down || c->down.len || c->to_down.held || c->down_eof || c->down_shut) {
 		c->allowed = false;

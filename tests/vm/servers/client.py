@@ -18,6 +18,10 @@
                                  nothing for SECS, then TLS naming SNI (trusting
                                  CA) and GET /hello.txt; prints "ok BODY"
   client.py raw | packet         open a raw IPv4 / a packet socket
+  client.py send HOST PORT BYTES connect (name resolved in the sandbox), send
+                                 BYTES (Python escapes: \\r, \\t, \\x00; "{N*c}"
+                                 is c N times), print "ok " and the answer's
+                                 first line, or "ok closed"
   client.py kinds HOST HOST6 PROXYPORT CASE...
                                  each CASE (see KINDS) on its own: prints
                                  "CASE ok ..." or "CASE ERRNO ..." and goes on
@@ -29,6 +33,7 @@
 Prints "ok ..." and exits 0, or prints the error's errno name and exits 1.
 """
 import errno
+import codecs
 import socket
 import ssl
 import time
@@ -151,6 +156,17 @@ def run(mode, args):
         return "ok " + body.decode(errors="replace").strip().splitlines()[-1]
     if mode == "kinds":
         return kinds(args)
+    if mode == "send":
+        data = args[2]
+        while "{" in data:  # "{N*c}": c repeated N times
+            a, rest = data.split("{", 1)
+            spec, tail = rest.split("}", 1)
+            n, c = spec.split("*", 1)
+            data = a + c * int(n) + tail
+        s = socket.create_connection((args[0], int(args[1])), timeout=15)
+        s.sendall(codecs.escape_decode(data.encode())[0])
+        first = read_to_eof(s).split(b"\r\n", 1)[0].decode(errors="replace")
+        return "ok " + (first or "closed")
     if mode == "raw":
         socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         return "ok raw"

@@ -11,10 +11,13 @@
   serve.py udplite ADDR PORT              UDP-Lite echo (the same)
 
 Several servers may share one process: separate their arguments with ",".
+With SERVE_LOG set, the HTTP servers append each request they read to that
+file: "<request line> host=<Host>", what the server saw.
 Prints "ready" on stdout once all listen, then serves until killed.
 """
 import functools
 import http.server
+import os
 import socket
 import socketserver
 import ssl
@@ -27,6 +30,11 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def log_request(self, *args):
+        if os.environ.get("SERVE_LOG"):
+            with open(os.environ["SERVE_LOG"], "a") as f:
+                f.write("%s host=%s\n" % (self.requestline, self.headers.get("Host")))
 
 
 class Threaded(socketserver.ThreadingMixIn, http.server.HTTPServer):
