@@ -285,6 +285,8 @@ struct upstream {
 	int fd;
 	unsigned short port;
 	int queries;
+	uint8_t last[512]; /* the last query it read, as it came */
+	size_t last_len;
 };
 
 static void *upstream_thread(void *arg)
@@ -304,6 +306,8 @@ static void *upstream_thread(void *arg)
 			return NULL;
 		if (dns_parse_query(b, (size_t)n, &q))
 			continue;
+		memcpy(u->last, b, (size_t)n);
+		u->last_len = (size_t)n;
 		__atomic_add_fetch(&u->queries, 1, __ATOMIC_SEQ_CST);
 		o = answer_head(b, q.id, q.name, q.qtype, 1);
 		o = rr(b, o, (const uint8_t[]){ 0xc0, 12 }, 2, DNS_TYPE_A, 30, ip, 4);
@@ -338,6 +342,26 @@ static void t_event(void *ctx, const struct dns_query_event *ev)
 	s->events++;
 	s->denied += !ev->allowed;
 	snprintf(s->last_rule, sizeof(s->last_rule), "%s", ev->rule);
+}
+
+static bool t_answers_type(void *ctx, unsigned qtype)
+{
+	return qtype == DNS_TYPE_A;
+}
+
+static ssize_t ask_udp_raw(unsigned short port, const uint8_t *q, size_t n, uint8_t *ans, size_t len)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { 3, 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	ssize_t r;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	sendto(fd, q, n, 0, (struct sockaddr *)&to, sizeof(to));
+	r = recv(fd, ans, len, 0);
+	close(fd);
+	return r;
 }
 
 static ssize_t ask_udp(unsigned short port, const char *name, uint8_t *ans, size_t len)
@@ -398,6 +422,7 @@ static void test_live_resolver(void **state)
 	getsockname(u.fd, (struct sockaddr *)&a, &al);
 	pthread_create(&th, NULL, upstream_thread, &u);
 	cfg.decide = t_decide;
+	cfg.answers_type = t_answers_type;
 	cfg.on_answer = t_answer;
 	cfg.on_event = t_event;
 	cfg.ctx = &seen;
@@ -421,17 +446,54 @@ static void test_live_resolver(void **state)
 	assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 1); /* never asked upstream */
 	assert_string_equal(seen.last_rule, "default:network");
 
+	/*
+	 * Upstream gets a query rebuilt from the question: lower case, only RD,
+	 * an OPT record without the client's options (here an 8-byte cookie,
+	 * a DO bit and a payload of 4096). The client gets its own case back.
+	 */
+	{
+		static const uint8_t opt[] = { 0, 0, 41, 0x10, 0, 0, 0, 0x80, 0, 0, 12, 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8 };
+		uint8_t q[512], want[512];
+		size_t qn = make_query(q, 0x5151, "Allowed.TEST", DNS_TYPE_A, false), wn;
+
+		q[3] |= 0x30; /* AD and CD: flags the client chose */
+		q[11] = 1;
+		memcpy(q + qn, opt, sizeof(opt));
+		qn += sizeof(opt);
+		n = ask_udp_raw(p4, q, qn, ans, sizeof(ans));
+		assert_true(n > 12 + 14);
+		assert_int_equal(ans[3] & 0xf, 0);
+		assert_memory_equal(ans + 12, "\7Allowed\4TEST", 14);
+		wn = make_query(want, 0, "allowed.test", DNS_TYPE_A, true);
+		want[8 + 4 + 14 + 4 + 3] = 1232 >> 8; /* OPT class: the payload offered */
+		want[8 + 4 + 14 + 4 + 4] = 1232 & 0xff;
+		assert_int_equal(u.last_len, wn);
+		assert_memory_equal(u.last + 2, want + 2, wn - 2); /* all but the random id */
+		assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 2);
+	}
+	/* A type the policy does not answer for an allowed name: REFUSED, never asked upstream. */
+	{
+		uint8_t q[512];
+		size_t qn = make_query(q, 0x6161, "allowed.test", 16 /* TXT */, false);
+
+		n = ask_udp_raw(p4, q, qn, ans, sizeof(ans));
+		assert_true(n >= 12);
+		assert_int_equal(ans[3] & 0xf, DNS_RCODE_REFUSED);
+		assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 2);
+		assert_string_equal(seen.last_rule, "default:dnsQueryTypes");
+	}
+
 	n = ask_tcp(p4, "allowed.test", ans, sizeof(ans));
 	assert_true(n > 14);
 	assert_int_equal((ans[0] << 8 | ans[1]), n - 2);
 	assert_int_equal(ans[2], 0x43);
 	assert_int_equal(ans[5] & 0xf, 0);
-	assert_int_equal(seen.answers, 2);
+	assert_int_equal(seen.answers, 3);
 	n = ask_tcp(p4, "denied.test", ans, sizeof(ans));
 	assert_true(n > 14);
 	assert_int_equal(ans[5] & 0xf, DNS_RCODE_NXDOMAIN);
-	assert_int_equal(seen.denied, 2);
-	assert_int_equal(seen.events, 4);
+	assert_int_equal(seen.denied, 3);
+	assert_int_equal(seen.events, 6);
 
 	dns_server_stop(srv);
 	/* Wakes the upstream's recvfrom with 0, even on an unconnected UDP socket. */

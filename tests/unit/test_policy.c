@@ -686,6 +686,50 @@ static void test_socket_protocols(void **state)
 	refused(not_list, "bpfbox.network.allowSocketProtocols", "array");
 }
 
+/*
+ * bpfbox.network.dnsQueryTypes: names (any case) add to A, AAAA, CNAME and
+ * HTTPS; the tunnels' favourites and anything unknown are named errors.
+ */
+static void test_dns_query_types(void **state)
+{
+	static const char json[] = "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"network\": "
+		"{\"dnsQueryTypes\": [\"srv\", \"MX\", \"SRV\"]}}}";
+	static const char bad[] = "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"network\": "
+		"{\"dnsQueryTypes\": [\"TXT\", \"ANY\", \"NULL\", 16, \"A\"]}}}";
+	struct diag_list d;
+	struct policy *p = load_ok("{" NET_MIN ", " FS_MIN "}", &d);
+	char buf[16];
+
+	/* The default set: what stub resolvers, browsers and git ask. */
+	assert_true(policy_dns_type_answered(p, 1));
+	assert_true(policy_dns_type_answered(p, 28));
+	assert_true(policy_dns_type_answered(p, 5));
+	assert_true(policy_dns_type_answered(p, 65));
+	for (unsigned t = 0; t < 70000; t++)
+		if (t != 1 && t != 5 && t != 28 && t != 65)
+			assert_false(policy_dns_type_answered(p, t));
+	policy_free(p);
+	diag_list_free(&d);
+	p = load_ok(json, &d);
+	assert_true(policy_dns_type_answered(p, 33));
+	assert_true(policy_dns_type_answered(p, 15));
+	assert_false(policy_dns_type_answered(p, 16));
+	assert_false(policy_dns_type_answered(p, 255));
+	assert_false(policy_dns_type_answered(p, 10));
+	policy_free(p);
+	diag_list_free(&d);
+	assert_string_equal(policy_dns_type_name(16, buf, sizeof(buf)), "TXT");
+	assert_string_equal(policy_dns_type_name(255, buf, sizeof(buf)), "ANY");
+	assert_string_equal(policy_dns_type_name(4242, buf, sizeof(buf)), "TYPE4242");
+
+	assert_int_equal(load(bad, false, &p, &d), -EINVAL);
+	expect(&d, DIAG_ERROR, "bpfbox.network.dnsQueryTypes[1]", "\"ANY\": expected one of NS");
+	expect(&d, DIAG_ERROR, "bpfbox.network.dnsQueryTypes[2]", "NULL, ANY and zone transfers never are");
+	expect(&d, DIAG_ERROR, "bpfbox.network.dnsQueryTypes[3]", "expected a string");
+	expect(&d, DIAG_ERROR, "bpfbox.network.dnsQueryTypes[4]", "always answered");
+	diag_list_free(&d);
+}
+
 static void test_memory_sizes(void **state)
 {
 	static const struct { const char *in; long long want; } ok[] = {
@@ -833,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_ignore_violations_and_git),
 		cmocka_unit_test(test_bpfbox_section),
 		cmocka_unit_test(test_socket_protocols),
+		cmocka_unit_test(test_dns_query_types),
 		cmocka_unit_test(test_memory_sizes),
 		cmocka_unit_test(test_default_policy),
 		cmocka_unit_test(test_discover),

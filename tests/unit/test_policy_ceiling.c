@@ -404,6 +404,27 @@ static void test_socket_protocols(void **state)
 #undef SOCKS
 }
 
+/* bpfbox.network.dnsQueryTypes: only the types both add; each the caller loses is a cut. */
+static void test_dns_query_types(void **state)
+{
+#define TYPES(l) BASE ", \"bpfbox\": {\"network\": {\"dnsQueryTypes\": [" l "]}}"
+	struct run r;
+
+	apply(&r, TYPES("\"SRV\", \"MX\""), TYPES("\"MX\", \"TXT\""));
+	assert_true(policy_dns_type_answered(r.eff, 15));
+	assert_false(policy_dns_type_answered(r.eff, 16));
+	assert_false(policy_dns_type_answered(r.eff, 33));
+	assert_true(policy_dns_type_answered(r.eff, 1));
+	want_cut(&r, "bpfbox.network.dnsQueryTypes", CALLER ": bpfbox.network.dnsQueryTypes \"TXT\": not "
+		 "answered under the administrator's policy (" ADMIN "); not granted");
+	done(&r);
+	apply(&r, TYPES("\"TXT\""), BASE);
+	assert_false(policy_dns_type_answered(r.eff, 16));
+	assert_int_equal(r.cuts.n, 0);
+	done(&r);
+#undef TYPES
+}
+
 /*
  * bpfbox.network.parentProxy: the administrator's applies whatever the
  * caller says; a caller naming another, or one where the administrator has
@@ -1687,6 +1708,7 @@ int main(void)
 		cmocka_unit_test(test_flag_rows),
 		cmocka_unit_test(test_transparent),
 		cmocka_unit_test(test_socket_protocols),
+		cmocka_unit_test(test_dns_query_types),
 		cmocka_unit_test(test_parent_proxy),
 		cmocka_unit_test(test_git_config_mandatory),
 		cmocka_unit_test(test_domain_rows),

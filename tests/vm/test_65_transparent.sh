@@ -294,6 +294,19 @@ assert_succeeds "clients using the proxy variables work as before" \
 assert_contains "$T_OUT" '^hello-remote$'
 assert_event "through the explicit proxy" '.event.action == "proxy-http" and .destination.domain == "allowed.test"'
 
+# What the upstream resolver gets is rebuilt from the question; types beyond addresses are refused.
+if t_share 1; then
+	t_exec box sh -c "python3 $CLIENT resolve udp 192.0.2.53 53 AlLoWeD.TeSt; python3 $CLIENT resolve tcp 192.0.2.53 53 allowed.test TXT; python3 $CLIENT resolve udp 192.0.2.53 53 allowed.test ANY; python3 $CLIENT resolve udp 192.0.2.53 53 allowed.test NULL"
+	assert_contains "$T_OUT" '^ok rcode=0 from=192\.0\.2\.53:53 addrs=10\.200\.0\.2$' "a name in mixed case is answered"
+	assert_eq 3 "$(grep -c '^ok rcode=5 ' "$T_OUT")" "TXT, ANY and NULL for an allowed name get REFUSED"
+	assert_fails "the upstream saw the name in lower case only" grep -q 'AlLoWeD' "$DNSLOG"
+	assert_fails "the upstream was never asked a TXT, ANY or NULL query" grep -Eq 'query\[(TXT|ANY|NULL|type=10|type=255)\]' "$DNSLOG"
+	assert_event "the refused type is an event naming the rule" \
+		'.event.action == "dns-query" and .dns.question.name == "allowed.test" and .dns.question.type == "TXT" and .dns.response_code == "REFUSED" and .rule.name == "default:dnsQueryTypes" and .event.outcome == "failure"'
+else
+	t_skip "the rebuilt query, the type allow-list" "its subject is the resolver in user space: it runs in $(t_share_where 1)"
+fi
+
 # Requests servers read although their first line is loose (docs/network.md, "The transparent path"):
 # each is decided by its Host; none reaches the server with a Host the policy denies.
 if t_share 1; then

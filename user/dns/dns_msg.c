@@ -130,6 +130,7 @@ int dns_parse_query(const uint8_t *msg, size_t len, struct dns_question *q)
 	q->qclass = get16(msg + off + 2);
 	off += 4;
 	q->end = off;
+	q->edns = ar != 0;
 	if (ar) {
 		/* EDNS: root name, type OPT, class (payload size), TTL (flags), RDLENGTH, RDATA. */
 		uint16_t rdlen;
@@ -308,6 +309,47 @@ int dns_build_answer(const uint8_t *query, const struct dns_question *q, const s
 	return (int)len;
 }
 
+int dns_build_query(const struct dns_question *q, uint16_t id, uint8_t *out, size_t outlen)
+{
+	size_t o = DNS_HEADER_LEN, nlen = strlen(q->name);
+	const char *label = q->name;
+
+	/* Labels, the root, type and class; then the OPT record. */
+	if (outlen < DNS_HEADER_LEN + nlen + 2 + 4 + (q->edns ? 11 : 0))
+		return -ENOSPC;
+	put16(out, id);
+	put16(out + 2, FLAG_RD);
+	put16(out + 4, 1);
+	put16(out + 6, 0);
+	put16(out + 8, 0);
+	put16(out + 10, q->edns ? 1 : 0);
+	while (*label) {
+		const char *dot = strchr(label, '.');
+		size_t l = dot ? (size_t)(dot - label) : strlen(label);
+
+		if (!l || l > 63)
+			return -EINVAL;
+		out[o++] = (uint8_t)l;
+		memcpy(out + o, label, l);
+		o += l;
+		label += l + (dot ? 1 : 0);
+	}
+	out[o++] = 0;
+	put16(out + o, q->qtype);
+	put16(out + o + 2, q->qclass);
+	o += 4;
+	if (q->edns) {
+		out[o] = 0; /* the root */
+		put16(out + o + 1, DNS_TYPE_OPT);
+		put16(out + o + 3, DNS_EDNS_PAYLOAD);
+		put16(out + o + 5, 0); /* extended rcode, version 0 */
+		put16(out + o + 7, 0); /* flags: no DO */
+		put16(out + o + 9, 0); /* no options */
+		o += 11;
+	}
+	return (int)o;
+}
+
 int dns_fuzz_one(const uint8_t *data, size_t len)
 {
 	struct dns_question q;
@@ -316,8 +358,17 @@ int dns_fuzz_one(const uint8_t *data, size_t len)
 	unsigned rcode;
 	size_t n;
 
-	if (!dns_parse_query(data, len, &q))
+	if (!dns_parse_query(data, len, &q)) {
+		struct dns_question back;
+		int m;
+
 		dns_build_error(data, &q, DNS_RCODE_NXDOMAIN, out, sizeof(out));
+		/* The rebuilt query is a strict query with the same question. */
+		m = dns_build_query(&q, 0x4242, out, sizeof(out));
+		if (m < 0 || dns_parse_query(out, (size_t)m, &back) || strcmp(back.name, q.name) ||
+		    back.qtype != q.qtype || back.qclass != q.qclass || back.edns != q.edns || back.id != 0x4242)
+			__builtin_trap();
+	}
 	/* Treat the same bytes as an answer to a fixed question. */
 	memset(&q, 0, sizeof(q));
 	strcpy(q.name, "example.com");

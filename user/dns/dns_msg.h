@@ -31,6 +31,9 @@
 #define DNS_RCODE_SERVFAIL 2
 #define DNS_RCODE_NXDOMAIN 3
 #define DNS_RCODE_NOTIMP 4
+#define DNS_RCODE_REFUSED 5
+/* The UDP payload size the resolver offers upstream with EDNS (the DNS flag day's 1232). */
+#define DNS_EDNS_PAYLOAD 1232
 
 struct dns_question {
 	char name[DNS_NAME_MAX]; /* lower case, dots between labels, no trailing dot; "" = the root */
@@ -38,6 +41,7 @@ struct dns_question {
 	uint16_t qtype;
 	uint16_t qclass;
 	bool rd; /* recursion desired, echoed in our own answers */
+	bool edns; /* the query carried an EDNS OPT record */
 	size_t end; /* offset just past the question in the message */
 };
 
@@ -84,6 +88,15 @@ int dns_build_error(const uint8_t *query, const struct dns_question *q, unsigned
  */
 int dns_build_answer(const uint8_t *query, const struct dns_question *q, const struct dns_addr *addrs, size_t n,
 		     uint8_t *out, size_t outlen);
+
+/*
+ * The query the resolver sends upstream for question q: rebuilt, never the
+ * client's bytes. Header with id, RD and one question; the question's
+ * canonical (lower-case) name, type and class; with q->edns an OPT record
+ * offering DNS_EDNS_PAYLOAD and nothing else (no client options, no cookie,
+ * no DO bit). Returns the length written or -ENOSPC.
+ */
+int dns_build_query(const struct dns_question *q, uint16_t id, uint8_t *out, size_t outlen);
 
 /* A fuzzing entry point: both parsers on arbitrary bytes. Returns 0. */
 int dns_fuzz_one(const uint8_t *data, size_t len);

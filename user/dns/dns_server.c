@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
@@ -32,8 +33,10 @@ struct pending {
 	struct dns_client who;
 	struct dns_question q;
 	uint16_t up_id;
-	uint8_t *query;
+	uint8_t *query; /* the client's, for the answers we write ourselves */
 	size_t query_len;
+	uint8_t up[DNS_HEADER_LEN + DNS_NAME_MAX + 1 + 4 + 11]; /* what upstream gets: rebuilt */
+	size_t up_len;
 	size_t server;
 	long long deadline;
 	const char *rule;
@@ -214,7 +217,7 @@ static bool pending_send(struct dns_server *s, struct pending *p)
 			close(p->fd);
 		p->fd = socket(up->ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (p->fd >= 0 && !connect(p->fd, (const struct sockaddr *)up, ss_len(up)) &&
-		    send(p->fd, p->query, p->query_len, MSG_NOSIGNAL) == (ssize_t)p->query_len) {
+		    send(p->fd, p->up, p->up_len, MSG_NOSIGNAL) == (ssize_t)p->up_len) {
 			p->deadline = now_ms() + s->cfg.timeout_ms;
 			return true;
 		}
@@ -249,6 +252,28 @@ static bool synthesize(struct dns_server *s, const uint8_t *msg, const struct dn
 	else if (tcp >= 0)
 		tcp_close(s, tcp);
 	return true;
+}
+
+/*
+ * The answer's question in the client's own letter case (upstream was asked
+ * in lower case): clients that check the echo exactly (0x20 randomisation)
+ * take it. The bytes are the same name, as dns_parse_answer checked.
+ */
+static void restore_question(const struct pending *p, uint8_t *ans, size_t len)
+{
+	size_t qlen = p->q.end - DNS_HEADER_LEN;
+
+	if (p->q.end > p->query_len || DNS_HEADER_LEN + qlen > len ||
+	    strncasecmp((const char *)ans + DNS_HEADER_LEN, (const char *)p->query + DNS_HEADER_LEN, qlen))
+		return;
+	memcpy(ans + DNS_HEADER_LEN, p->query + DNS_HEADER_LEN, qlen);
+}
+
+static bool type_answered(const struct dns_server *s, unsigned qtype)
+{
+	if (s->cfg.answers_type)
+		return s->cfg.answers_type(s->cfg.ctx, qtype);
+	return qtype == DNS_TYPE_A || qtype == DNS_TYPE_AAAA;
 }
 
 static void handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd,
@@ -288,6 +313,17 @@ static void handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp
 			reply(s, udp_fd, from, from_len, tcp, out, n);
 		return;
 	}
+	if (!type_answered(s, q.qtype)) {
+		/* An allowed name, a type it is not answered for (TXT, NULL, ANY: the usual tunnels). */
+		n = dns_build_error(msg, &q, DNS_RCODE_REFUSED, out, sizeof(out));
+		emit(s, &q, true, transport, client, false, "default:dnsQueryTypes", NULL, DNS_RCODE_REFUSED, 0,
+		     "query type not answered for allowed names (bpfbox.network.dnsQueryTypes)");
+		if (n > 0)
+			reply(s, udp_fd, from, from_len, tcp, out, n);
+		else if (tcp >= 0)
+			tcp_close(s, tcp);
+		return;
+	}
 	if (synthesize(s, msg, &q, udp_fd, from, from_len, tcp, transport, client, rule, reason))
 		return;
 	for (int i = 0; i < MAX_PENDING && !p; i++)
@@ -319,12 +355,16 @@ static void handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp
 	p->who = *client;
 	p->rule = rule;
 	p->transport = transport;
-	/* The upstream sees a fresh id: an answer must match it and the question to be taken. */
+	/*
+	 * The upstream sees a fresh id and a query rebuilt from the parsed
+	 * question: no byte of the client's (case, flags, EDNS options) passes.
+	 * An answer must match the id and the question to be taken.
+	 */
 	if (getrandom(&p->up_id, sizeof(p->up_id), 0) != sizeof(p->up_id))
 		p->up_id = (uint16_t)now_ms() ^ q.id;
-	p->query[0] = p->up_id >> 8;
-	p->query[1] = p->up_id & 0xff;
-	if (!pending_send(s, p)) {
+	n = dns_build_query(&q, p->up_id, p->up, sizeof(p->up));
+	p->up_len = n > 0 ? (size_t)n : 0;
+	if (n <= 0 || !pending_send(s, p)) {
 		n = dns_build_error(msg, &q, DNS_RCODE_SERVFAIL, out, sizeof(out));
 		emit(s, &q, true, transport, client, true, rule, NULL, DNS_RCODE_SERVFAIL, 0, "no upstream server");
 		if (n > 0)
@@ -352,6 +392,7 @@ static void upstream_answer(struct dns_server *s, struct pending *p)
 		s->cfg.on_answer(s->cfg.ctx, p->q.name, s->addrs, n);
 	s->buf[0] = p->q.id >> 8;
 	s->buf[1] = p->q.id & 0xff;
+	restore_question(p, s->buf, (size_t)len);
 	emit(s, &p->q, true, p->transport, &p->who, true, p->rule, NULL, rcode, n, NULL);
 	reply(s, p->reply_fd, &p->client, p->client_len, p->tcp, s->buf, (size_t)len);
 	pending_free(p);

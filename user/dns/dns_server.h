@@ -55,6 +55,11 @@ struct dns_query_event {
 struct dns_server_config {
 	/* Is the name allowed? rule (and reason) name the policy entry; they must outlive the call. */
 	bool (*decide)(void *ctx, const char *name, const char **rule, const char **reason);
+	/*
+	 * Is this query type answered for an allowed name? Others get REFUSED
+	 * and are never asked upstream. NULL: A and AAAA only.
+	 */
+	bool (*answers_type)(void *ctx, unsigned qtype);
 	/* Called with the addresses of an allowed answer before the client sees it. */
 	void (*on_answer)(void *ctx, const char *name, const struct dns_addr *addrs, size_t n);
 	void (*on_event)(void *ctx, const struct dns_query_event *ev);

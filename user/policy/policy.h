@@ -93,6 +93,19 @@ struct policy_socket_kind {
 extern const struct policy_socket_kind policy_socket_kinds[];
 extern const size_t policy_n_socket_kinds;
 
+/*
+ * bpfbox.network.dnsQueryTypes (policy_dnstype.c): the query types a policy
+ * may add to those always answered for an allowed name (A, AAAA, CNAME,
+ * HTTPS), each with its bit in policy.dns_types.
+ */
+struct policy_dns_type {
+	const char *name;
+	unsigned type;
+	uint32_t bit;
+};
+extern const struct policy_dns_type policy_dns_types[];
+extern const size_t policy_n_dns_types;
+
 struct policy {
 	/* filesystem: all four kinds, in file order, then implicit rules */
 	struct fs_rule *fs_rules;
@@ -143,6 +156,7 @@ struct policy {
 	bool transparent_off;	/* bpfbox.network.transparent false: no sandbox DNS, no transparent path */
 	struct policy_parent parent; /* bpfbox.network.parentProxy; scheme PARENT_NONE = dial directly */
 	uint32_t sock_allow;	/* bpfbox.network.allowSocketProtocols: BB_SOCK_* bits */
+	uint32_t dns_types;	/* bpfbox.network.dnsQueryTypes: policy_dns_types bits */
 
 	struct ignore_rule *ignore;
 	size_t n_ignore;
@@ -290,6 +304,12 @@ const char *net_verdict_name(enum net_verdict v);
  */
 enum net_verdict policy_decide_name(const struct policy *p, const char *host, const char **rule_name,
 				    const char **reason);
+/* The type named (any case) by bpfbox.network.dnsQueryTypes, or NULL. */
+const struct policy_dns_type *policy_dns_type_by_name(const char *name);
+/* Does the sandbox's resolver answer this query type for an allowed name? */
+bool policy_dns_type_answered(const struct policy *p, unsigned qtype);
+/* A query type's mnemonic ("TXT"), or "TYPEn" written into buf. */
+const char *policy_dns_type_name(unsigned qtype, char *buf, size_t len);
 /*
  * The one port the allowedDomains entries matching a canonical name allow,
  * or 0 when they allow any port or several ports.

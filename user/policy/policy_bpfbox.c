@@ -25,6 +25,7 @@ static const struct key_spec network_keys[] = {
 	{ "transparent", KEY_KNOWN, NULL },
 	{ "parentProxy", KEY_KNOWN, NULL },
 	{ "allowSocketProtocols", KEY_KNOWN, NULL },
+	{ "dnsQueryTypes", KEY_KNOWN, NULL },
 	{ NULL, KEY_KNOWN, NULL },
 };
 static const struct key_spec env_keys[] = {
@@ -246,6 +247,34 @@ static void parse_socket_protocols(struct pctx *c, const cJSON *net)
 	}
 }
 
+/* DNS query types answered for allowed names beyond the default ones (docs/network.md, Query types). */
+static void parse_dns_types(struct pctx *c, const cJSON *net)
+{
+	const cJSON *arr = jget_array(c, net, "dnsQueryTypes", "bpfbox.network", false, "DNS query type names");
+	size_t i = 0;
+
+	if (!arr)
+		return;
+	for (const cJSON *n = arr->child; n; n = n->next, i++) {
+		char *path = jpath_index(c, "bpfbox.network.dnsQueryTypes", i);
+		const struct policy_dns_type *t = NULL;
+		const char *s;
+
+		if (!path)
+			return;
+		s = jelem_string(c, n, path, true);
+		if (s)
+			t = policy_dns_type_by_name(s);
+		if (s && !t)
+			perr(c, path, "\"%s\": expected one of NS, SOA, PTR, MX, TXT, SRV, NAPTR, DS, SSHFP, DNSKEY, "
+			     "TLSA, SVCB, CAA (A, AAAA, CNAME and HTTPS are always answered; NULL, ANY and zone "
+			     "transfers never are)", s);
+		else if (t)
+			c->p->dns_types |= t->bit;
+		free(path);
+	}
+}
+
 static void parse_network(struct pctx *c, const cJSON *net)
 {
 	const cJSON *v;
@@ -268,6 +297,7 @@ static void parse_network(struct pctx *c, const cJSON *net)
 			perr(c, "bpfbox.network.parentProxy", "%s", why);
 	}
 	parse_socket_protocols(c, net);
+	parse_dns_types(c, net);
 }
 
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)

@@ -733,6 +733,22 @@ static void ceiling_socket_protocols(struct ceiling *c)
 	}
 }
 
+/* DNS query types beyond the default ones: only those both policies add. */
+static void ceiling_dns_types(struct ceiling *c)
+{
+	uint32_t a = c->admin->dns_types, u = c->caller->dns_types;
+	char value[32];
+
+	c->p->dns_types = a & u;
+	for (size_t i = 0; i < policy_n_dns_types; i++) {
+		if (!(u & policy_dns_types[i].bit) || (a & policy_dns_types[i].bit))
+			continue;
+		snprintf(value, sizeof(value), "\"%s\"", policy_dns_types[i].name);
+		cut(c, "bpfbox.network.dnsQueryTypes", value, "not answered under the administrator's policy",
+		    "not granted");
+	}
+}
+
 static void ceiling_network(struct ceiling *c)
 {
 	const struct policy *a = c->admin, *u = c->caller;
@@ -756,6 +772,7 @@ static void ceiling_network(struct ceiling *c)
 	p->transparent_off = a->transparent_off || u->transparent_off;
 	ceiling_parent(c);
 	ceiling_socket_protocols(c);
+	ceiling_dns_types(c);
 }
 
 /* ---- environment ---- */

@@ -59,6 +59,15 @@ static void add_socket_protocols(struct out *o, cJSON *parent, uint32_t bits)
 			add_str(o, a, NULL, policy_socket_kinds[i].name);
 }
 
+static void add_dns_types(struct out *o, cJSON *parent, uint32_t bits)
+{
+	cJSON *a = add(o, parent, "dnsQueryTypes", cJSON_CreateArray());
+
+	for (size_t i = 0; a && i < policy_n_dns_types; i++)
+		if (bits & policy_dns_types[i].bit)
+			add_str(o, a, NULL, policy_dns_types[i].name);
+}
+
 static void add_joined(struct out *o, cJSON *a, const char *root, const char *name)
 {
 	char *s = NULL;
@@ -230,6 +239,8 @@ static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 		add_str(o, net, "parentProxy", p->parent.scheme ? p->parent.shown : NULL);
 	if (net)
 		add_socket_protocols(o, net, p->sock_allow);
+	if (net)
+		add_dns_types(o, net, p->dns_types);
 }
 
 char *policy_to_json(const struct policy *p)

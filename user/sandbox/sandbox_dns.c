@@ -18,6 +18,13 @@ static bool decide(void *ctx, const char *name, const char **rule, const char **
 	return policy_decide_name(sd->policy, name, rule, reason) == NET_ALLOW;
 }
 
+static bool answers_type(void *ctx, unsigned qtype)
+{
+	struct sandbox_dns *sd = ctx;
+
+	return policy_dns_type_answered(sd->policy, qtype);
+}
+
 static const char *rcode_name(unsigned rcode)
 {
 	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED" };
@@ -94,27 +101,6 @@ static int synthesize(void *ctx, const char *name, unsigned qtype, struct dns_ad
 	return 1;
 }
 
-/* ECS dns.question.type: the mnemonic of common types, TYPEnnn (RFC 3597) for the rest. */
-static const char *qtype_name(unsigned t, char *buf, size_t len)
-{
-	switch (t) {
-	case 1: return "A";
-	case 2: return "NS";
-	case 5: return "CNAME";
-	case 6: return "SOA";
-	case 12: return "PTR";
-	case 15: return "MX";
-	case 16: return "TXT";
-	case 28: return "AAAA";
-	case 33: return "SRV";
-	case 64: return "SVCB";
-	case 65: return "HTTPS";
-	case 255: return "ANY";
-	}
-	snprintf(buf, len, "TYPE%u", t);
-	return buf;
-}
-
 /* The task that sent from this client's port, as the kernel filed it (none when it aged out). */
 static void sender(void *ctx, const struct dns_client *c, struct dns_sender *out)
 {
@@ -155,7 +141,7 @@ static void on_event(void *ctx, const struct dns_query_event *de)
 			   refused ? "failure" : "success");
 	if (de->name) {
 		log_event_set_str(ev, "dns.question.name", de->name);
-		log_event_set_str(ev, "dns.question.type", qtype_name(de->qtype, tbuf, sizeof(tbuf)));
+		log_event_set_str(ev, "dns.question.type", policy_dns_type_name(de->qtype, tbuf, sizeof(tbuf)));
 	}
 	log_event_set_str(ev, "dns.response_code", rcode_name(de->rcode));
 	log_event_set_str(ev, "network.protocol", "dns");
@@ -197,6 +183,7 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	sd->peers_fd = peers_fd;
 	sd->sandbox = sandbox;
 	cfg.decide = decide;
+	cfg.answers_type = answers_type;
 	if (learned)
 		cfg.on_answer = on_answer;
 	/* The parent resolves the names it is asked for: upstream is never asked (docs/network.md). */

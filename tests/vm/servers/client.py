@@ -8,7 +8,8 @@
   client.py dns HOST PORT        a DNS query for example.com by sendto (UDP)
   client.py udpconn HOST PORT    the same on a connected UDP socket
   client.py resolve T HOST PORT NAME [TYPE]
-                                 ask HOST:PORT for NAME (A, or AAAA) over T
+                                 ask HOST:PORT for NAME (A, or AAAA, TXT,
+                                 NULL, ANY, SRV) over T
                                  (udp, udpconn, tcp; udp6, udpconn6, tcp6 for
                                  IPv6 sockets; udpfire: sendto, close, no
                                  answer read); prints "ok rcode=N from=ADDR
@@ -88,7 +89,8 @@ def parse_answer(m):
 
 def resolve(args):
     tr, host, port, name = args[0], args[1], int(args[2]), args[3]
-    qtype = 28 if len(args) > 4 and args[4] == "AAAA" else 1
+    types = {"A": 1, "AAAA": 28, "TXT": 16, "NULL": 10, "ANY": 255, "SRV": 33}
+    qtype = types[args[4]] if len(args) > 4 else 1
     q = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
     q += b"".join(bytes([len(p)]) + p for p in name.encode().split(b".")) + b"\0"
     q += struct.pack(">HH", qtype, 1)
