@@ -3,6 +3,9 @@
 # with them, stdio left to the command, no descriptor leaked into it, SIGPIPE,
 # and a non-root caller refused before anything runs.
 . "$(dirname "$0")/lib.sh"
+# Its subject is the supervisor in user space (statuses, stdio), not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 2
 
 P=$T_TMP/policy.json
 W=$T_TMP/work

@@ -4,6 +4,9 @@
 # bpfbox.env.allow passes only what it names. A denied value is nowhere the
 # sandbox can read: its env, /proc/*/environ, /proc/*/cmdline.
 . "$(dirname "$0")/lib.sh"
+# Its subject is the command's environment, built in user space, not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 1
 
 W=$T_TMP/work
 mkdir -p "$W"

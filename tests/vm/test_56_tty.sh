@@ -3,6 +3,9 @@
 # programs read it, job control works inside (^Z, bg, kill %1), and ^C typed
 # on the terminal reaches the command without cancelling bpfbox.
 . "$(dirname "$0")/lib.sh"
+# Its subject is the terminal relay in user space, not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 2
 
 W=$T_TMP/work
 mkdir -p "$W"

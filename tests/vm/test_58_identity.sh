@@ -4,6 +4,9 @@
 # ~ meaning that user's home even when HOME=/root. Signals and the terminal:
 # test_59_signals.sh.
 . "$(dirname "$0")/lib.sh"
+# Its subject is the identity switch in user space (setresuid, groups, home), not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 2
 
 . "$(dirname "$0")/helpers/users_lib.sh"
 

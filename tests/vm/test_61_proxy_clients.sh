@@ -7,6 +7,9 @@
 # loopback, and the child's proxy environment.
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
+# Its subject is the proxy in user space (the kernel's part, connects to the proxy only, is test_60's): `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 1
 # shellcheck source=tests/vm/servers/net.sh
 . "$T_ROOT/tests/vm/servers/net.sh"
 trap 'rc=$?; net_cleanup; (exit $rc); t_summary' EXIT

@@ -6,6 +6,9 @@
 # here is another sandbox's bpfbox proxy, which really filters by name.
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
+# Its subject is the proxy variables and ports chosen in user space (the kernel's part is test_60's): `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 2
 # shellcheck source=tests/vm/servers/net.sh
 . "$T_ROOT/tests/vm/servers/net.sh"
 trap 'rc=$?; [ -n "${outer:-}" ] && kill "$outer" 2>/dev/null; net_cleanup; (exit $rc); t_summary' EXIT

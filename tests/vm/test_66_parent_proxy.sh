@@ -9,6 +9,9 @@
 # upstream dnsmasq is asked nothing; the credentials never reach bpfbox's log.
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
+# Its subject is the parent proxy handshake in user space, not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 1
 # shellcheck source=tests/vm/servers/net.sh
 . "$T_ROOT/tests/vm/servers/net.sh"
 

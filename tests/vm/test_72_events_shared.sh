@@ -2,6 +2,9 @@
 # Folded repeats add up exactly, and several sandboxes appending to one log
 # file at once never interleave their lines.
 . "$(dirname "$0")/lib.sh"
+# Its subject is the log writer in user space (folding, one write per line), not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 2
 
 PY=/usr/bin/python3
 P=$T_TMP/policy.json

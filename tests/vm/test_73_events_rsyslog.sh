@@ -3,6 +3,9 @@
 # line as JSON with mmjsonparse and writes back what it parsed with omfile.
 # Every line must arrive, parse, and carry exactly the fields bpfbox wrote.
 . "$(dirname "$0")/lib.sh"
+# Its subject is the log format as rsyslog reads it, not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 1
 
 command -v rsyslogd >/dev/null || t_skip_all "rsyslogd missing (tools/install-deps.sh installs rsyslog)"
 PY=/usr/bin/python3

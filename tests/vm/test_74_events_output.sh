@@ -3,6 +3,9 @@
 # text on one, JSON when asked), --log-fd, --log-level filtering, and the
 # levels of start, exit and refusals.
 . "$(dirname "$0")/lib.sh"
+# Its subject is where the log writer sends lines, not the kernel: `make vm-test` runs it on one kernel only (BPFBOX_KERNEL_SHARE,
+# tests/vm/lib.sh t_share_file, docs/vm.md).
+t_share_file 2
 
 PY=/usr/bin/python3
 P=$T_TMP/policy.json

@@ -12,8 +12,8 @@
 # and unconfined, where the refused steps must succeed (or the check proves nothing).
 # In `make test` the sessions are shared out between the two kernels to fit its time budget
 # (OpenCode's session costs about five times Claude Code's or Codex's under TCG): Claude Code
-# and Codex run confined on both kernels, OpenCode confined on 6.1; the unconfined controls
-# run once per CLI, Claude Code's and Codex's on 6.1, OpenCode's on 6.12.
+# runs confined on both kernels, OpenCode confined on 6.1, Codex confined on 6.12; the
+# unconfined controls run once per CLI, Claude Code's and Codex's on 6.1, OpenCode's on 6.12.
 # BPFBOX_AGENTS_CONFINED and BPFBOX_AGENTS_UNCONFINED ("all" or a list) change that;
 # `make agents-test` runs everything on both kernels.
 # docs/agents.md describes each harness and this run.
@@ -56,7 +56,7 @@ done
 case ${BPFBOX_AGENTS_CONFINED-default} in
 default)
 	case $(uname -r) in
-	6.1.*) CONFINED="claude-code codex opencode" ;;
+	6.1.*) CONFINED="claude-code opencode" ;;
 	*) CONFINED="claude-code codex" ;;
 	esac
 	;;
