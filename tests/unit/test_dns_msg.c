@@ -366,19 +366,10 @@ static ssize_t ask_udp_raw(unsigned short port, const uint8_t *q, size_t n, uint
 
 static ssize_t ask_udp(unsigned short port, const char *name, uint8_t *ans, size_t len)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct timeval tv = { 3, 0 };
 	uint8_t q[512];
 	size_t n = make_query(q, 0x4242, name, DNS_TYPE_A, true);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	ssize_t r;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	sendto(fd, q, n, 0, (struct sockaddr *)&to, sizeof(to));
-	r = recv(fd, ans, len, 0);
-	close(fd);
-	return r;
+	return ask_udp_raw(port, q, n, ans, len);
 }
 
 static ssize_t ask_tcp(unsigned short port, const char *name, uint8_t *ans, size_t len)
