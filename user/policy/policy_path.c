@@ -229,7 +229,7 @@ static void pop_name(char *res, size_t *rlen)
 static int guarded_walk(const char *lex, uid_t uid, char *res, bool *caller_link)
 {
 	bool taint[GUARD_MAX_DEPTH + 1];
-	char *todo = strdup(lex), link[PATH_MAX];
+	char *unwalked = strdup(lex), link[PATH_MAX];
 	size_t rlen = 0, depth = 0;
 	int links = 0, ret = 0;
 	bool missing = false;
@@ -238,14 +238,14 @@ static int guarded_walk(const char *lex, uid_t uid, char *res, bool *caller_link
 
 	*caller_link = false;
 	res[0] = '\0';
-	if (!todo)
+	if (!unwalked)
 		return -ENOMEM;
 	if (lstat("/", &st)) {
 		ret = -errno;
 		goto out;
 	}
 	taint[0] = caller_controls(&st, uid);
-	p = todo;
+	p = unwalked;
 	while (*p) {
 		const char *end = strchrnul(p, '/');
 		size_t len = (size_t)(end - p);
@@ -295,9 +295,9 @@ static int guarded_walk(const char *lex, uid_t uid, char *res, bool *caller_link
 				ret = -ENOMEM;
 				goto out;
 			}
-			free(todo);
-			todo = rest;
-			p = todo;
+			free(unwalked);
+			unwalked = rest;
+			p = unwalked;
 			continue;
 		}
 		if (++depth > GUARD_MAX_DEPTH) {
@@ -310,7 +310,7 @@ static int guarded_walk(const char *lex, uid_t uid, char *res, bool *caller_link
 	if (!rlen)
 		strcpy(res, "/");
 out:
-	free(todo);
+	free(unwalked);
 	return ret;
 }
 
