@@ -62,7 +62,8 @@ def byte_arrays(*files):
 
 
 def seeds():
-    s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon")}
+    s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
+                            "git_config")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -103,6 +104,9 @@ def seeds():
                   b',"tty":true,"timeout_ms":1000,"log_format":"text","env":["A=1"]',
                   b',"log_format":"auto","log_level":"debug"'):
         s["daemon"].add(b"\x06" + b'{"v":1,"op":"exec","argv":["sh","-c","id"],' + fds + extra + b"}")
+    for lit in literals("test_git_config.c"):
+        if lit and b"%" not in lit:
+            s["git_config"].add(lit)
     for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
         s["parsers"].add(dns_query(name, 1))
         s["parsers"].add(dns_query(name, 28))
