@@ -83,6 +83,75 @@ static __always_inline struct pending_create *parked_create(void)
 	return p && p->dentry ? p : NULL;
 }
 
+/* Whether d is named .git. Out of line: its hash buffer stays off the hook's stack. */
+static __noinline int dentry_is_dot_git(struct dentry *d)
+{
+	struct bb_mandatory *m;
+	__u64 name = (__u64)BPF_CORE_READ(d, d_name.name);
+	__u32 len = BPF_CORE_READ(d, d_name.len);
+	__u64 h;
+
+	if (len != 4)
+		return 0;
+	h = component_hash(name, len);
+	m = bpf_map_lookup_elem(&mandatory_names, &h);
+	return m && (m->flags & BB_M_GIT) ? 1 : 0;
+}
+
+/*
+ * Records a .git the sandbox just made, so git may build its files in it:
+ * in git_made, and in an event for the check at the end. Either both or
+ * neither: a .git the launcher would not hear of keeps the full protection
+ * of one that existed before.
+ */
+static __noinline int git_record(struct bb_sandbox *sb, struct dentry *d, struct inode *inode,
+				 struct vfsmount *mnt, __u32 op)
+{
+	struct bb_inode_key key = {};
+	struct bb_event *ev;
+	struct inode *dir;
+	__u8 one = 1;
+	__u64 ino, id;
+
+	if (!sb || !inode)
+		return 0;
+	/*
+	 * Counted before the check: racing makes pass the bound by the CPUs'
+	 * count at most, and a full map leaves a .git unrecorded (protected).
+	 */
+	__sync_fetch_and_add(&sb->git_new, 1);
+	if (sb->git_new > BB_MAX_NEW_GIT)
+		return 0;
+	id = sb->id;
+	ino = BPF_CORE_READ(inode, i_ino);
+	key.sandbox = id;
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = ino;
+	key.dir = S_ISDIR(BPF_CORE_READ(inode, i_mode));
+	ev = event_reserve(sb, id, 1);
+	if (!ev)
+		return 0;
+	if (bpf_map_update_elem(&git_made, &key, &one, BPF_NOEXIST)) {
+		bpf_ringbuf_discard(ev, 0);
+		return 0;
+	}
+	/* Its work tree: .gitmodules there is git's to write (git submodule add). */
+	dir = BPF_CORE_READ(d, d_parent, d_inode);
+	if (dir) {
+		struct bb_inode_key wt = { .sandbox = id, .dir = BB_GIT_WORKTREE };
+
+		wt.dev = BPF_CORE_READ(dir, i_sb, s_dev);
+		wt.ino = BPF_CORE_READ(dir, i_ino);
+		bpf_map_update_elem(&git_made, &wt, &one, BPF_ANY);
+	}
+	event_fill_task(ev, id, BB_EV_GIT, op, 0, 0, 1, false);
+	ev->rdev = key.dev;
+	__builtin_memcpy(ev->addr, &ino, sizeof(ino));
+	event_set_path(ev, d, mnt);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(bb_file_open, struct file *file)
 {
@@ -113,6 +182,15 @@ int BPF_PROG(bb_file_open, struct file *file)
 	d = BPF_CORE_READ(file, f_path.dentry);
 	mnt = BPF_CORE_READ(file, f_path.mnt);
 	mode = BPF_CORE_READ(file, f_mode);
+	/* A worktree's or submodule's .git file this open made: git writes its pointer next. */
+	if ((mode & FMODE_CREATED) && sb->state == BB_STATE_ENFORCING && !(sb->flags & BB_SB_GIT_NO_NEW) && inode &&
+	    S_ISREG(BPF_CORE_READ(inode, i_mode)) && dentry_is_dot_git(d)) {
+		if (sb->git_new >= BB_MAX_NEW_GIT) {
+			report_file(sb, BB_OP_CREATE, BB_RULE_GIT_LIMIT, d, mnt);
+			return refusal(sb, EPERM);
+		}
+		git_record(sb, d, inode, mnt, BB_OP_CREATE);
+	}
 	imode = inode ? BPF_CORE_READ(inode, i_mode) : 0;
 	if (inode && (S_ISCHR(imode) || S_ISBLK(imode))) {
 		ret = device_check(sb, id, file, inode);
@@ -149,8 +227,52 @@ int BPF_PROG(bb_file_open, struct file *file)
 
 WRITE_IN_DIR_HOOK(path_unlink, BB_OP_UNLINK)
 WRITE_IN_DIR_HOOK(path_rmdir, BB_OP_RMDIR)
-WRITE_IN_DIR_HOOK(path_mkdir, BB_OP_MKDIR, umode_t mode)
-WRITE_IN_DIR_HOOK(path_symlink, BB_OP_SYMLINK, const char *old_name)
+
+SEC("lsm/path_symlink")
+int BPF_PROG(bb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name)
+{
+	struct bb_sandbox *sb;
+	__u64 id;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING)
+		return 0;
+	return fs_check(sb, id, dentry, dentry->d_inode, BPF_CORE_READ(dir, mnt), BB_OP_SYMLINK,
+			WALK_WRITE | WALK_PLACE);
+}
+
+/*
+ * mkdir of a .git the policy lets through is parked until d_instantiate
+ * binds its inode. Past BB_MAX_NEW_GIT it is refused: the end-of-run check
+ * has a bound.
+ */
+SEC("lsm/path_mkdir")
+int BPF_PROG(bb_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)
+{
+	struct pending_create *p;
+	struct bb_sandbox *sb;
+	struct vfsmount *mnt;
+	__u64 id;
+	int ret;
+
+	sb = current_sandbox(&id);
+	if (!sb || sb->state != BB_STATE_ENFORCING)
+		return 0;
+	mnt = BPF_CORE_READ(dir, mnt);
+	ret = fs_check(sb, id, dentry, dentry->d_inode, mnt, BB_OP_MKDIR, WALK_WRITE);
+	if (ret || (sb->flags & BB_SB_GIT_NO_NEW) || !dentry_is_dot_git(dentry))
+		return ret;
+	if (sb->git_new >= BB_MAX_NEW_GIT) {
+		report_file(sb, BB_OP_MKDIR, BB_RULE_GIT_LIMIT, dentry, mnt);
+		return refusal(sb, EPERM);
+	}
+	p = bpf_task_storage_get(&pending_creates, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (p) {
+		p->git_dentry = (__u64)dentry;
+		p->git_mnt = (__u64)mnt;
+	}
+	return 0;
+}
 
 /* Without create or atomic_open the kernel refuses every new file in dir itself. */
 static __always_inline bool dir_cannot_create(const struct path *dir)
@@ -290,7 +412,7 @@ static __always_inline int move_check(struct bb_sandbox *sb, __u64 id, struct de
 	src_loose = w.r.prefix;
 	src_mandatory = w.r.mandatory;
 
-	fs_walk(id, sb, new_dentry, new_mnt, WALK_READ | WALK_WRITE, &w);
+	fs_walk(id, sb, new_dentry, new_mnt, WALK_READ | WALK_WRITE | WALK_PLACE, &w);
 	if (walk_private_denied(&w.r, &rule))
 		goto deny_dst;
 	if (sb->flags & BB_SB_FS_DISABLED) {
@@ -410,13 +532,28 @@ int BPF_PROG(bb_d_instantiate, struct dentry *dentry, struct inode *inode)
 	sb = current_sandbox(&id);
 	if (!sb || !inode)
 		return 0;
+	pending = bpf_task_storage_get(&pending_creates, bpf_get_current_task_btf(), 0, 0);
+	/*
+	 * The first inode bound after a parked .git mkdir: its own when the
+	 * dentry is the one mkdir made, a fresh directory (an existing .git
+	 * found by a lookup has more links). Any other ends the park, so a
+	 * mkdir that failed leaves nothing behind.
+	 */
+	if (pending && pending->git_dentry) {
+		bool mine = pending->git_dentry == (__u64)dentry;
+		struct vfsmount *mnt = (struct vfsmount *)pending->git_mnt;
+
+		pending->git_dentry = 0;
+		if (mine && S_ISDIR(BPF_CORE_READ(inode, i_mode)) && BPF_CORE_READ(inode, i_nlink) <= 2)
+			git_record(sb, dentry, inode, mnt, BB_OP_MKDIR);
+	}
 	/*
 	 * The lookup found the name a parked create asked for: that refusal had
 	 * no effect. An audited create made the name itself: file_open settles it.
 	 */
 	if (!(sb->flags & BB_SB_AUDIT)) {
-		pending = parked_create();
-		if (pending && pending->dentry == (__u64)dentry && !(pending->op & BB_OP_AUDITED))
+		if (pending && pending->dentry && pending->dentry == (__u64)dentry &&
+		    !(pending->op & BB_OP_AUDITED))
 			settle_create(sb, id, pending, false);
 	}
 	magic = BPF_CORE_READ(inode, i_sb, s_magic);

@@ -13,6 +13,8 @@
 
 #define WALK_READ 1u
 #define WALK_WRITE 2u
+/* The write puts an existing object or a link at the name (rename, link, symlink). */
+#define WALK_PLACE 4u
 
 #define SPECIAL_NONE 0
 #define SPECIAL_NOT_A_PATH 1 /* on a kernel-internal mount: pidfds, memfds, pipes, sockets, ... */
@@ -135,13 +137,79 @@ static __always_inline void mandatory_hit(struct walk_result *r, __u32 rule)
 	}
 }
 
-/* The mandatory deny set, matched by name at any depth. */
-static __always_inline void check_mandatory(__u32 sb_flags, __u64 name, __u32 len,
-					    struct inode *inode, const struct walk_names *wn,
-					    struct walk_result *r)
+/* The walk's state lives on the caller's stack; bpf_loop runs one level per call. */
+struct walk_ctx {
+	__u64 sb_id;
+	__u64 d;
+	__u64 mnt; /* struct mount *, 0 when the hook gave no mount */
+	__u64 mnt_root;
+	__u32 sb_flags;
+	__u16 mask;
+	__u16 done;
+	struct walk_names wn;
+	struct walk_result r;
+};
+
+/* Whether the sandbox made this .git (git_made): key is the visited node's identity. */
+static __always_inline bool git_made_here(__u64 sb_id, struct bb_inode_key *key)
 {
+	__u64 own = key->sandbox;
+	bool made;
+
+	key->sandbox = sb_id;
+	made = bpf_map_lookup_elem(&git_made, key) != NULL;
+	key->sandbox = own;
+	return made;
+}
+
+/*
+ * Whether d lies directly in a directory holding a .git the sandbox made.
+ * key is the walk's own, reused (the verifier limits the stack): the caller
+ * has no further use for it.
+ */
+static __always_inline bool new_worktree_here(__u64 sb_id, struct dentry *d, struct bb_inode_key *key)
+{
+	struct inode *dir = BPF_CORE_READ(d, d_parent, d_inode);
+
+	if (!dir)
+		return false;
+	key->sandbox = sb_id;
+	key->dir = BB_GIT_WORKTREE;
+	key->dev = BPF_CORE_READ(dir, i_sb, s_dev);
+	key->ino = BPF_CORE_READ(dir, i_ino);
+	return bpf_map_lookup_elem(&git_made, key) != NULL;
+}
+
+/*
+ * In a .git the sandbox made, hooks/ is git's to create and fill with the
+ * *.sample files its templates hold, names git never runs. Anything else
+ * directly in hooks/, and placing an object or a link at hooks/ itself,
+ * could run outside the sandbox later.
+ */
+static __always_inline bool new_git_hook_allowed(const struct walk_names *wn, __u32 mask)
+{
+	char tail[8] = {};
+	__u32 len;
+
+	if (wn->below == 1)
+		return !(mask & WALK_PLACE);
+	len = wn->len[1];
+	if (len <= 7)
+		return false;
+	bpf_probe_read_kernel(tail, 7, (const void *)(wn->name[1] + len - 7));
+	return tail[0] == '.' && tail[1] == 's' && tail[2] == 'a' && tail[3] == 'm' && tail[4] == 'p' &&
+	       tail[5] == 'l' && tail[6] == 'e';
+}
+
+/* The mandatory deny set, matched by name at any depth. */
+static __always_inline void check_mandatory(struct walk_ctx *w, struct dentry *d, __u64 name, __u32 len,
+					    struct inode *inode, struct bb_inode_key *self)
+{
+	struct walk_names *wn = &w->wn;
+	struct walk_result *r = &w->r;
 	struct bb_mandatory *m, *child;
 	char first = 0;
+	bool made = false;
 	__u64 h;
 
 	bpf_probe_read_kernel(&first, 1, (const void *)name);
@@ -151,13 +219,17 @@ static __always_inline void check_mandatory(__u32 sb_flags, __u64 name, __u32 le
 	m = bpf_map_lookup_elem(&mandatory_names, &h);
 	if (!m)
 		return;
-	if (m->flags & BB_M_PROTECT)
+	if ((m->flags & BB_M_PROTECT) &&
+	    !((m->flags & BB_M_NEW_WORKTREE) && wn->below == 0 && new_worktree_here(w->sb_id, d, self)))
 		mandatory_hit(r, m->rule);
+	/* Only .git and .claude read on (and self, which new_worktree_here may reuse, is theirs). */
 	if (!(m->flags & (BB_M_GIT | BB_M_CLAUDE)))
 		return;
+	if ((m->flags & BB_M_GIT) && inode)
+		made = git_made_here(w->sb_id, self);
 	if (wn->below == 0) {
-		/* A .git file is a worktree pointer: protect the file itself. */
-		if ((m->flags & BB_M_GIT) && inode && S_ISREG(BPF_CORE_READ(inode, i_mode)))
+		/* A .git file is a worktree pointer: protect the file itself, unless the sandbox made it. */
+		if ((m->flags & BB_M_GIT) && inode && S_ISREG(BPF_CORE_READ(inode, i_mode)) && !made)
 			mandatory_hit(r, BB_RULE_MANDATORY_GIT_FILE);
 		return;
 	}
@@ -165,10 +237,11 @@ static __always_inline void check_mandatory(__u32 sb_flags, __u64 name, __u32 le
 	child = bpf_map_lookup_elem(&mandatory_names, &h);
 	if (!child)
 		return;
-	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_HOOKS))
+	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_HOOKS) &&
+	    !(made && new_git_hook_allowed(wn, w->mask)))
 		mandatory_hit(r, BB_RULE_MANDATORY_GIT_HOOKS);
 	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_CONFIG) &&
-	    !(sb_flags & BB_SB_ALLOW_GIT_CONFIG))
+	    !(w->sb_flags & BB_SB_ALLOW_GIT_CONFIG) && !made)
 		mandatory_hit(r, BB_RULE_MANDATORY_GIT_CONFIG);
 	/* The child's own entry names it: mandatory:.claude/commands or .claude/agents. */
 	if ((m->flags & BB_M_CLAUDE) && (child->flags & BB_M_CHILD_AGENT_DIR))
@@ -230,19 +303,6 @@ static __always_inline int special_fs(struct dentry *d)
 		return SPECIAL_NOT_A_PATH;
 	return SPECIAL_NONE;
 }
-
-/* The walk's state lives on the caller's stack; bpf_loop runs one level per call. */
-struct walk_ctx {
-	__u64 sb_id;
-	__u64 d;
-	__u64 mnt; /* struct mount *, 0 when the hook gave no mount */
-	__u64 mnt_root;
-	__u32 sb_flags;
-	__u16 mask;
-	__u16 done;
-	struct walk_names wn;
-	struct walk_result r;
-};
 
 /*
  * One level of the walk. A global function is verified once, on its own,
@@ -311,7 +371,7 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 	name = (__u64)BPF_CORE_READ(d, d_name.name);
 	len = BPF_CORE_READ(d, d_name.len);
 	if (w->mask & WALK_WRITE)
-		check_mandatory(w->sb_flags, name, len, inode, &w->wn, &w->r);
+		check_mandatory(w, d, name, len, inode, &key);
 	w->wn.name[3] = w->wn.name[2];
 	w->wn.len[3] = w->wn.len[2];
 	w->wn.name[2] = w->wn.name[1];

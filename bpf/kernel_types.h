@@ -63,6 +63,7 @@ struct inode_operations {
 
 struct inode {
 	umode_t i_mode;
+	unsigned int i_nlink; /* in an anonymous union: CO-RE finds it there */
 	unsigned long i_ino;
 	struct super_block *i_sb;
 	dev_t i_rdev;

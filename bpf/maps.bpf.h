@@ -209,6 +209,25 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } private_dirs SEC(".maps");
 
+/*
+ * The .git directories and files a sandbox made during its life, by
+ * identity: (sandbox, dev, ino, dir) -> 1. git builds its own files in them
+ * (config, the hooks/ samples); hooks git would run stay out of reach, and the
+ * launcher checks each one's config when the sandbox ends and then removes
+ * the entries. The directory holding each is kept too (dir BB_GIT_WORKTREE):
+ * its .gitmodules is git's to write. Two entries for each of at most
+ * BB_MAX_NEW_GIT per sandbox; a full map leaves a .git unrecorded, so fully
+ * protected.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_SANDBOXES * BB_MAX_NEW_GIT * 2);
+	__type(key, struct bb_inode_key);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} git_made SEC(".maps");
+
 /* The sandbox that created an object in /dev/shm; goes away with the inode. */
 struct {
 	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
@@ -244,6 +263,9 @@ struct pending_create {
 	__u64 mnt;
 	__u32 op;
 	__u32 rule;
+	/* A .git directory mkdir let through, until its inode is bound (d_instantiate). */
+	__u64 git_dentry;
+	__u64 git_mnt;
 };
 
 struct {

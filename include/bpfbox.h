@@ -34,6 +34,8 @@ typedef int32_t bb_s32;
 #define BB_MAX_RULES 65536
 #define BB_MAX_UNIX_NAMES 4096
 #define BB_MAX_DEVICES 4096
+/* .git directories and files one sandbox may make: each is checked when it ends. */
+#define BB_MAX_NEW_GIT 64
 /* Bytes of a sandbox's event ring buffer. */
 #define BB_RINGBUF_BYTES (1 << 20)
 /* Bytes of an abstract Unix socket name after its leading NUL. */
@@ -54,6 +56,8 @@ typedef int32_t bb_s32;
  * through is audited; every other refusal stays enforced.
  */
 #define BB_SB_AUDIT_OWN (1u << 7)
+/* bpfbox.git.newRepositories "refuse": a .git the sandbox makes is not recorded, so it is protected like any. */
+#define BB_SB_GIT_NO_NEW (1u << 8)
 
 /*
  * Socket kinds outside the default allow-list (Unix; NETLINK_ROUTE; TCP,
@@ -97,6 +101,8 @@ struct bb_sandbox {
 	bb_u16 tport6; /* on ::1 */
 	bb_u16 own_proxy_port; /* bpfbox's own explicit proxy (0 = none): who connects to it is kept */
 	bb_u16 sock_allow; /* BB_SOCK_* kinds the policy opts in to beyond the default allow-list */
+	bb_u32 git_new; /* .git directories and files this sandbox made (BB_MAX_NEW_GIT recorded) */
+	bb_u32 pad0;
 	bb_u64 lost; /* events dropped because the ring buffer was full */
 	bb_u64 denied; /* refusals counted in the kernel */
 };
@@ -313,6 +319,10 @@ struct bb_rule {
 #define BB_M_CHILD_HOOKS (1u << 3)
 #define BB_M_CHILD_CONFIG (1u << 4)
 #define BB_M_CHILD_AGENT_DIR (1u << 5) /* commands, agents */
+/* Writable directly in a work tree whose .git the sandbox made (.gitmodules). */
+#define BB_M_NEW_WORKTREE (1u << 6)
+/* bb_inode_key.dir of a git_made entry for the work tree holding a .git the sandbox made. */
+#define BB_GIT_WORKTREE 2
 
 struct bb_mandatory {
 	bb_u32 flags;
@@ -353,6 +363,7 @@ enum bb_special_rule {
 	BB_RULE_SIGNAL,
 	BB_RULE_TTY_INJECT,
 	BB_RULE_CEILING_DEFAULT_WRITE, /* no allowWrite of the administrator's layer */
+	BB_RULE_GIT_LIMIT, /* a .git past BB_MAX_NEW_GIT */
 	BB_RULE_SPECIAL_END,
 };
 
@@ -365,6 +376,12 @@ enum bb_event_kind {
 	BB_EV_NET,
 	BB_EV_UNIX,
 	BB_EV_KEY,
+	/*
+	 * Not a refusal: the sandbox made a .git (op BB_OP_MKDIR: a directory,
+	 * BB_OP_CREATE: a worktree's or submodule's .git file) at path, whose
+	 * inode number is in addr[0..7] and device (kernel encoding) in rdev.
+	 */
+	BB_EV_GIT,
 };
 
 enum bb_op {

@@ -27,6 +27,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/identity.h"
 #include "sandbox/kevent.h"
+#include "sandbox/sandbox_git.h"
 #include "sandbox/launch.h"
 #include "sandbox/quota.h"
 #include "sandbox/registry.h"
@@ -73,6 +74,8 @@ struct exec_run {
 	int ringbuf_fd;
 	struct ring_buffer *events;
 	struct kevent_ctx kctx;
+	struct sandbox_git git; /* the repositories the sandbox made, checked when it ends */
+	struct sandbox_git_result git_result;
 	struct sandbox_proxy proxy;
 	bool proxy_started;
 	struct sandbox_dns dns;
@@ -499,6 +502,8 @@ static uint32_t sandbox_flags(const struct exec_run *r)
 		f |= BB_SB_ALLOW_USERNS;
 	if (p->has_ceiling)
 		f |= BB_SB_CEILING;
+	if (p->git_new == POLICY_GIT_REFUSE)
+		f |= BB_SB_GIT_NO_NEW;
 	return f;
 }
 
@@ -607,6 +612,22 @@ static long long elapsed_ms(const struct timespec *since)
 	return (now.tv_sec - since->tv_sec) * 1000LL + (now.tv_nsec - since->tv_nsec) / 1000000;
 }
 
+/* Nothing of the sandbox runs any more: what it left in the repositories it made is read now. */
+static void check_new_repositories(struct exec_run *r)
+{
+	bool strict = r->policy->git_new != POLICY_GIT_REPORT;
+	int err;
+
+	err = sandbox_git_check(&r->git, &r->ident, strict, r->log, &r->git_result);
+	if (err)
+		log_msg(r->log, LOG_WARN, "warning", "the repositories the sandbox made were not all checked: %s; "
+			"read their .git/config and .git/hooks before running git in them", strerror(-err));
+	if (r->git_result.unchecked)
+		log_msg(r->log, LOG_WARN, "warning", "%u repositor%s made in the sandbox could not be checked (see "
+			"the git-unchecked lines): read their .git/config and .git/hooks before running git there",
+			r->git_result.unchecked, r->git_result.unchecked == 1 ? "y" : "ies");
+}
+
 static void log_exit(struct exec_run *r, const struct supervise_result *res)
 {
 	uint64_t lost = 0, denied = 0;
@@ -615,7 +636,7 @@ static void log_exit(struct exec_run *r, const struct supervise_result *res)
 	bool ok = res->exit_code == 0 && !res->term_signal;
 	long long ms = elapsed_ms(&r->started);
 	const char *by = res->ended_by ? res->ended_by : "exit";
-	char how[64], tail[96];
+	char how[64], tail[96], git[96];
 
 	sandbox_maps_counters(r->bpf, r->cg.id, &lost, &denied);
 	if (lost) {
@@ -647,6 +668,8 @@ static void log_exit(struct exec_run *r, const struct supervise_result *res)
 	log_event_set_int(ev, "bpfbox.counts.lost", (long long)lost);
 	log_event_set_int(ev, "bpfbox.counts.warnings", (long long)counts.seen[LOG_WARN]);
 	log_event_set_int(ev, "bpfbox.counts.errors", (long long)counts.seen[LOG_ERROR]);
+	log_event_set_int(ev, "bpfbox.counts.git_repositories", (long long)r->git_result.repos);
+	log_event_set_int(ev, "bpfbox.counts.git_findings", (long long)r->git_result.findings);
 	tail[0] = 0;
 	if (denied && lost)
 		snprintf(tail, sizeof(tail), " (%llu refusals, %llu not reported one by one)",
@@ -654,9 +677,14 @@ static void log_exit(struct exec_run *r, const struct supervise_result *res)
 	else if (denied)
 		snprintf(tail, sizeof(tail), " (%llu refusal%s%s)", (unsigned long long)denied, denied == 1 ? "" : "s",
 			 r->kctx.audit ? " audited, none enforced" : "");
-	log_event_message(ev, "sandbox %s after %lld.%lld s%s%s%s", how, ms / 1000, (ms % 1000) / 100, tail,
+	git[0] = 0;
+	if (r->git_result.findings)
+		snprintf(git, sizeof(git), "; %u finding%s in repositories it made (%s)", r->git_result.findings,
+			 r->git_result.findings == 1 ? "" : "s",
+			 r->policy->git_new == POLICY_GIT_REPORT ? "reported, left in place" : "removed");
+	log_event_message(ev, "sandbox %s after %lld.%lld s%s%s%s%s", how, ms / 1000, (ms % 1000) / 100, tail,
 			  strcmp(by, "exit") && strcmp(by, "signal") ? ", ended by " : "",
-			  strcmp(by, "exit") && strcmp(by, "signal") ? by : "");
+			  strcmp(by, "exit") && strcmp(by, "signal") ? by : "", git);
 	log_emit(r->log, ev);
 }
 
@@ -714,6 +742,7 @@ static void exec_teardown(struct exec_run *r)
 		sandbox_private_release(r->bpf, r->cg.id);
 	if (r->registered)
 		registry_remove(r->id);
+	sandbox_git_free(&r->git);
 	env_free(&r->env);
 	identity_free(&r->ident);
 	bpf_state_close(r->bpf);
@@ -909,6 +938,7 @@ static int exec_setup(struct exec_run *r, char *self_exe)
 	if (err)
 		return setup_failed(r, "loading the policy into the kernel", &em), err;
 	r->kctx.log = r->log;
+	r->kctx.git = &r->git;
 	r->kctx.sandbox_id = r->cg.id;
 	r->kctx.rule_names = r->rule_names;
 	r->kctx.n_rules = r->n_rule_names;
@@ -1236,6 +1266,7 @@ static int exec_main(int argc, char **argv, const struct exec_caller *caller)
 	report_limits(&r);
 	ring_buffer__consume(r.events);
 	sandbox_maps_pending(r.bpf, r.cg.id, kevent_report_pending, &r.kctx);
+	check_new_repositories(&r);
 	if (err) {
 		res.exit_code = BPFBOX_EXIT_SETUP;
 		res.ended_by = "error";

@@ -6,7 +6,7 @@
 
 const struct mandatory_name mandatory_names_table[] = {
 	{ ".gitconfig", BB_M_PROTECT, "mandatory:.gitconfig" },
-	{ ".gitmodules", BB_M_PROTECT, "mandatory:.gitmodules" },
+	{ ".gitmodules", BB_M_PROTECT | BB_M_NEW_WORKTREE, "mandatory:.gitmodules" },
 	{ ".bashrc", BB_M_PROTECT, "mandatory:.bashrc" },
 	{ ".bash_profile", BB_M_PROTECT, "mandatory:.bash_profile" },
 	{ ".zshrc", BB_M_PROTECT, "mandatory:.zshrc" },
@@ -63,6 +63,7 @@ static const char *const special_names[] = {
 	[BB_RULE_SIGNAL - BB_RULE_SPECIAL] = "builtin:signal-outside-sandbox",
 	[BB_RULE_TTY_INJECT - BB_RULE_SPECIAL] = "builtin:terminal-input",
 	[BB_RULE_CEILING_DEFAULT_WRITE - BB_RULE_SPECIAL] = "ceiling:default:write",
+	[BB_RULE_GIT_LIMIT - BB_RULE_SPECIAL] = "limit:new-git-repositories",
 };
 
 const char *special_rule_name(uint32_t rule)

@@ -106,6 +106,13 @@ struct policy_dns_type {
 extern const struct policy_dns_type policy_dns_types[];
 extern const size_t policy_n_dns_types;
 
+/* bpfbox.git.newRepositories: what becomes of a repository the sandbox makes (docs/git.md). */
+enum policy_git_new {
+	POLICY_GIT_STRICT, /* executing config keys logged at the end and removed (the default) */
+	POLICY_GIT_REPORT, /* ... logged and left in place */
+	POLICY_GIT_REFUSE, /* no new repository: its .git/config and hooks/ are refused like any */
+};
+
 struct policy {
 	/* filesystem: all four kinds, in file order, then implicit rules */
 	struct fs_rule *fs_rules;
@@ -157,6 +164,7 @@ struct policy {
 	struct policy_parent parent; /* bpfbox.network.parentProxy; scheme PARENT_NONE = dial directly */
 	uint32_t sock_allow;	/* bpfbox.network.allowSocketProtocols: BB_SOCK_* bits */
 	uint32_t dns_types;	/* bpfbox.network.dnsQueryTypes: policy_dns_types bits */
+	enum policy_git_new git_new; /* bpfbox.git.newRepositories */
 
 	struct ignore_rule *ignore;
 	size_t n_ignore;
@@ -304,6 +312,8 @@ const char *net_verdict_name(enum net_verdict v);
  */
 enum net_verdict policy_decide_name(const struct policy *p, const char *host, const char **rule_name,
 				    const char **reason);
+/* "strict", "report" or "refuse". */
+const char *policy_git_new_name(enum policy_git_new g);
 /* The type named (any case) by bpfbox.network.dnsQueryTypes, or NULL. */
 const struct policy_dns_type *policy_dns_type_by_name(const char *name);
 /* Does the sandbox's resolver answer this query type for an allowed name? */

@@ -19,6 +19,11 @@ static const struct key_spec bb_keys[] = {
 	{ "log", KEY_KNOWN, NULL },
 	{ "devices", KEY_KNOWN, NULL },
 	{ "network", KEY_KNOWN, NULL },
+	{ "git", KEY_KNOWN, NULL },
+	{ NULL, KEY_KNOWN, NULL },
+};
+static const struct key_spec git_keys[] = {
+	{ "newRepositories", KEY_KNOWN, NULL },
 	{ NULL, KEY_KNOWN, NULL },
 };
 static const struct key_spec network_keys[] = {
@@ -300,6 +305,31 @@ static void parse_network(struct pctx *c, const cJSON *net)
 	parse_dns_types(c, net);
 }
 
+const char *policy_git_new_name(enum policy_git_new g)
+{
+	return g == POLICY_GIT_REPORT ? "report" : g == POLICY_GIT_REFUSE ? "refuse" : "strict";
+}
+
+/* What the end of a run does with executing keys in repositories the sandbox made (docs/git.md). */
+static void parse_git(struct pctx *c, const cJSON *git)
+{
+	const cJSON *v;
+
+	if (!want_object(c, git, "bpfbox.git"))
+		return;
+	check_keys(c, git, "bpfbox.git", git_keys);
+	v = cJSON_GetObjectItemCaseSensitive(git, "newRepositories");
+	if (!v || !jelem_string(c, v, "bpfbox.git.newRepositories", true))
+		return;
+	if (!strcmp(v->valuestring, "report"))
+		c->p->git_new = POLICY_GIT_REPORT;
+	else if (!strcmp(v->valuestring, "refuse"))
+		c->p->git_new = POLICY_GIT_REFUSE;
+	else if (strcmp(v->valuestring, "strict"))
+		perr(c, "bpfbox.git.newRepositories", "expected \"strict\", \"report\" or \"refuse\", got \"%s\"",
+		     v->valuestring);
+}
+
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)
 {
 	const cJSON *v;
@@ -327,6 +357,9 @@ void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)
 	v = cJSON_GetObjectItemCaseSensitive(bb, "devices");
 	if (v)
 		policy_parse_devices(c, v);
+	v = cJSON_GetObjectItemCaseSensitive(bb, "git");
+	if (v)
+		parse_git(c, v);
 	v = cJSON_GetObjectItemCaseSensitive(bb, "network");
 	if (v)
 		parse_network(c, v);

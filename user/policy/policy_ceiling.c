@@ -939,6 +939,21 @@ static long long ceiling_limit(struct ceiling *c, const char *kind, long long ca
 	return admin;
 }
 
+/* The stricter of the two; reporting without removing only when both ask for it. */
+static void ceiling_git_new(struct ceiling *c)
+{
+	static const int rank[] = { [POLICY_GIT_REPORT] = 0, [POLICY_GIT_STRICT] = 1, [POLICY_GIT_REFUSE] = 2 };
+	enum policy_git_new a = c->admin->git_new, u = c->caller->git_new;
+	char value[32], outcome[32];
+
+	c->p->git_new = rank[a] > rank[u] ? a : u;
+	if (rank[u] < rank[a]) {
+		snprintf(value, sizeof(value), "\"%s\"", policy_git_new_name(u));
+		snprintf(outcome, sizeof(outcome), "\"%s\" applies", policy_git_new_name(a));
+		cut(c, "bpfbox.git.newRepositories", value, "looser than the administrator's policy", outcome);
+	}
+}
+
 static void ceiling_bpfbox(struct ceiling *c)
 {
 	const struct policy *a = c->admin, *u = c->caller;
@@ -948,6 +963,7 @@ static void ceiling_bpfbox(struct ceiling *c)
 	p->audit = a->audit && u->audit;
 	p->ceiling_audit = a->audit;
 	p->audit_own = u->audit && !a->audit;
+	ceiling_git_new(c);
 	ceiling_env(c);
 	p->limit_pids = ceiling_limit(c, "pids", u->limit_pids, a->limit_pids);
 	p->limit_memory_bytes = ceiling_limit(c, "memory", u->limit_memory_bytes,

@@ -241,6 +241,9 @@ static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 		add_socket_protocols(o, net, p->sock_allow);
 	if (net)
 		add_dns_types(o, net, p->dns_types);
+	git = add(o, bb, "git", cJSON_CreateObject());
+	if (git)
+		add_str(o, git, "newRepositories", policy_git_new_name(p->git_new));
 }
 
 char *policy_to_json(const struct policy *p)

@@ -352,6 +352,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "tconns", offsetof(struct bpf_state_maps, tconns) },
 		{ "dns_peers", offsetof(struct bpf_state_maps, dns_peers) },
 		{ "quotas", offsetof(struct bpf_state_maps, quotas) },
+		{ "git_made", offsetof(struct bpf_state_maps, git_made) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -366,7 +367,8 @@ static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "n
 						 "ring_owners",	  "device_allow",
 						 "private_dirs", "shm_owner",
 						 "key_owner",	  "sigio_owners", "learned",
-						 "tconns",	  "dns_peers",	 "quotas" };
+						 "tconns",	  "dns_peers",	 "quotas",
+						 "git_made" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

@@ -54,6 +54,7 @@ struct bpf_state_maps {
 	int tconns;
 	int dns_peers;
 	int quotas;
+	int git_made;
 };
 
 struct bpf_state {

@@ -14,6 +14,7 @@
 
 #include "bpfbox.h"
 #include "kevent.h"
+#include "sandbox_git.h"
 #include "policy/mandatory.h"
 
 static const char *const actions[BB_OP_MAX] = {
@@ -363,6 +364,12 @@ int kevent_handle(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*ev) || ev->sandbox != k->sandbox_id)
 		return 0;
+	/* Not a refusal: a .git the sandbox made, checked when it ends. */
+	if (ev->kind == BB_EV_GIT) {
+		if (k->git)
+			sandbox_git_note(k->git, ev);
+		return 0;
+	}
 	k->received++;
 	k->refusals += count;
 	action = kevent_action(ev->op);

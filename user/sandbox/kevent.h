@@ -10,8 +10,11 @@
 
 #include "log/log.h"
 
+struct sandbox_git;
+
 struct kevent_ctx {
 	struct log *log;
+	struct sandbox_git *git; /* where BB_EV_GIT records go (NULL: dropped) */
 	uint64_t sandbox_id; /* records of another sandbox (a pooled ring's previous owner) are dropped */
 	const char *const *rule_names; /* indexed by policy rule id */
 	size_t n_rules;

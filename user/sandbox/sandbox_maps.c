@@ -405,6 +405,7 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 	delete_sandbox_keys(st->maps.learned, id, sizeof(struct bb_learned_key));
 	delete_tconns(st->maps.tconns, id);
 	delete_sandbox_keys(st->maps.dns_peers, id, sizeof(struct bb_dns_peer_key));
+	delete_sandbox_keys(st->maps.git_made, id, sizeof(struct bb_inode_key));
 	/* Its share goes once its entries are gone: a reservation never finds them still there. */
 	quota_release(st, id);
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);
