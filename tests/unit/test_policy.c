@@ -730,6 +730,42 @@ static void test_dns_query_types(void **state)
 	diag_list_free(&d);
 }
 
+/* bpfbox.git.newRepositories: strict by default; report and refuse by name; anything else named. */
+static void test_git_new_repositories(void **state)
+{
+#define GIT(v) "{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"git\": {\"newRepositories\": " v "}}}"
+	static const struct {
+		const char *json;
+		enum policy_git_new want;
+	} ok[] = {
+		{ "{" NET_MIN ", " FS_MIN "}", POLICY_GIT_STRICT },
+		{ GIT("\"strict\""), POLICY_GIT_STRICT },
+		{ GIT("\"report\""), POLICY_GIT_REPORT },
+		{ GIT("\"refuse\""), POLICY_GIT_REFUSE },
+	};
+	struct diag_list d;
+	struct policy *p;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		p = load_ok(ok[i].json, &d);
+		assert_int_equal(p->git_new, ok[i].want);
+		policy_free(p);
+		diag_list_free(&d);
+	}
+	assert_int_equal(load(GIT("\"off\""), false, &p, &d), -EINVAL);
+	expect(&d, DIAG_ERROR, "bpfbox.git.newRepositories", "expected \"strict\", \"report\" or \"refuse\", got \"off\"");
+	diag_list_free(&d);
+	assert_int_equal(load(GIT("true"), false, &p, &d), -EINVAL);
+	expect(&d, DIAG_ERROR, "bpfbox.git.newRepositories", "string");
+	diag_list_free(&d);
+	/* An unknown key is an error under --strict, as everywhere. */
+	assert_int_equal(load("{" NET_MIN ", " FS_MIN ", \"bpfbox\": {\"git\": {\"hooks\": 1}}}", true, &p, &d),
+			 -EINVAL);
+	expect(&d, DIAG_ERROR, "bpfbox.git.hooks", "unknown key");
+	diag_list_free(&d);
+#undef GIT
+}
+
 static void test_memory_sizes(void **state)
 {
 	static const struct { const char *in; long long want; } ok[] = {
@@ -878,6 +914,7 @@ int main(void)
 		cmocka_unit_test(test_bpfbox_section),
 		cmocka_unit_test(test_socket_protocols),
 		cmocka_unit_test(test_dns_query_types),
+		cmocka_unit_test(test_git_new_repositories),
 		cmocka_unit_test(test_memory_sizes),
 		cmocka_unit_test(test_default_policy),
 		cmocka_unit_test(test_discover),

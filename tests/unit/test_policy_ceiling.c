@@ -425,6 +425,33 @@ static void test_dns_query_types(void **state)
 #undef TYPES
 }
 
+/* bpfbox.git.newRepositories: the stricter applies; a caller's looser value is a cut. */
+static void test_git_new_repositories(void **state)
+{
+#define GIT(v) BASE ", \"bpfbox\": {\"git\": {\"newRepositories\": \"" v "\"}}"
+	struct run r;
+
+	apply(&r, BASE, GIT("report"));
+	assert_int_equal(r.eff->git_new, POLICY_GIT_STRICT);
+	want_cut(&r, "bpfbox.git.newRepositories", CALLER ": bpfbox.git.newRepositories \"report\": looser than "
+		 "the administrator's policy (" ADMIN "); \"strict\" applies");
+	done(&r);
+	apply(&r, GIT("report"), GIT("report"));
+	assert_int_equal(r.eff->git_new, POLICY_GIT_REPORT);
+	assert_int_equal(r.cuts.n, 0);
+	done(&r);
+	apply(&r, GIT("report"), GIT("refuse"));
+	assert_int_equal(r.eff->git_new, POLICY_GIT_REFUSE);
+	assert_int_equal(r.cuts.n, 0);
+	done(&r);
+	apply(&r, GIT("refuse"), BASE);
+	assert_int_equal(r.eff->git_new, POLICY_GIT_REFUSE);
+	want_cut(&r, "bpfbox.git.newRepositories", CALLER ": bpfbox.git.newRepositories \"strict\": looser than "
+		 "the administrator's policy (" ADMIN "); \"refuse\" applies");
+	done(&r);
+#undef GIT
+}
+
 /*
  * bpfbox.network.parentProxy: the administrator's applies whatever the
  * caller says; a caller naming another, or one where the administrator has
@@ -1709,6 +1736,7 @@ int main(void)
 		cmocka_unit_test(test_transparent),
 		cmocka_unit_test(test_socket_protocols),
 		cmocka_unit_test(test_dns_query_types),
+		cmocka_unit_test(test_git_new_repositories),
 		cmocka_unit_test(test_parent_proxy),
 		cmocka_unit_test(test_git_config_mandatory),
 		cmocka_unit_test(test_domain_rows),

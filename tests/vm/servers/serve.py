@@ -3,6 +3,7 @@
 
   serve.py http  ADDR PORT DIR            static files (also a dumb-HTTP git server)
   serve.py https ADDR PORT DIR CERT KEY   the same over TLS
+  serve.py githttp ADDR PORT DIR          git's smart HTTP (git http-backend) for the repositories in DIR
   serve.py echo  ADDR PORT                TCP echo (stands in for an ssh server)
   serve.py udp   ADDR PORT                UDP echo (stands in for a DNS server)
   serve.py unix  PATH                     Unix stream echo ("@x" = abstract name)
@@ -22,6 +23,7 @@ import socket
 import socketserver
 import ssl
 import sys
+import subprocess
 import threading
 
 
@@ -44,6 +46,63 @@ class Threaded(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 class Threaded6(Threaded):
     address_family = socket.AF_INET6
+
+
+class GitSmart(http.server.BaseHTTPRequestHandler):
+    """git http-backend as CGI: what `git clone http://...` speaks by default."""
+    protocol_version = "HTTP/1.0"
+    root = None
+
+    def log_message(self, *args):
+        pass
+
+    def backend(self, body):
+        path, _, query = self.path.partition("?")
+        env = dict(os.environ, GIT_PROJECT_ROOT=self.root, GIT_HTTP_EXPORT_ALL="1",
+                   PATH_INFO=path, QUERY_STRING=query, REQUEST_METHOD=self.command,
+                   CONTENT_TYPE=self.headers.get("Content-Type", ""),
+                   CONTENT_LENGTH=str(len(body)), REMOTE_ADDR=self.client_address[0],
+                   GIT_PROTOCOL=self.headers.get("Git-Protocol", ""))
+        if os.environ.get("SERVE_LOG"):
+            with open(os.environ["SERVE_LOG"], "a") as f:
+                f.write("%s host=%s\n" % (self.requestline, self.headers.get("Host")))
+        out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
+        head, _, payload = out.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.split(b"\r\n"):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "status":
+                status = int(value.split()[0])
+            elif name:
+                headers.append((name, value.strip()))
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self):
+        self.backend(b"")
+
+    def do_POST(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if not size:
+                    self.rfile.readline()
+                    break
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        else:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.backend(body)
+
+
+def git_server(addr, port, root):
+    handler = type("GitRoot", (GitSmart,), {"root": os.path.abspath(root)})
+    return (Threaded6 if ":" in addr else Threaded)((addr, int(port)), handler)
 
 
 def http_server(addr, port, root, cert=None, key=None):
@@ -124,6 +183,8 @@ def make(argv):
         return http_server(addr, port, argv[3])
     if mode == "https":
         return http_server(addr, port, argv[3], argv[4], argv[5])
+    if mode == "githttp":
+        return git_server(addr, port, argv[3])
     if mode == "echo":
         return ThreadedTCP((addr, int(port)), Echo)
     if mode == "udp":
