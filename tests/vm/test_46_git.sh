@@ -93,15 +93,26 @@ if t_share 1; then
 	assert_succeeds "a remote network namespace is set up" net_remote_up
 	net_hosts git.remote.test "$NET_REMOTE"
 	export SERVE_LOG=$T_TMP/http.log
-	assert_succeeds "git http-backend serves the origin in the namespace" net_serve bbremote githttp 0.0.0.0 80 "$SRV"
+	mkdir -p "$T_TMP/tls"
+	assert_succeeds "a test CA and a certificate for git.remote.test are made" \
+		"$T_ROOT/tests/vm/servers/make-ca.sh" "$T_TMP/tls" git.remote.test
+	assert_succeeds "git http-backend serves the origin in the namespace, over HTTP :80 and HTTPS :443" \
+		net_serve bbremote githttp 0.0.0.0 80 "$SRV" , \
+		githttps 0.0.0.0 443 "$SRV" "$T_TMP/tls/server.pem" "$T_TMP/tls/server.key"
 	fresh
 	assert_succeeds "git clone http:// through the proxy, then commit" sh_in "
 		set -e; $GS clone -q http://git.remote.test/origin.git $W/h1; cd $W/h1; echo h >h; $GS add h; $GS commit -qm h"
 	assert_eq "two" "$(cat "$W/h1/b" 2>/dev/null)" "the HTTP clone has the origin's files"
 	assert_contains "$T_TMP/http.log" "POST /origin.git/git-upload-pack" \
 		"the server spoke git's smart protocol"
+	: >"$T_TMP/http.log"
+	assert_succeeds "git clone https:// through the proxy (CONNECT), then commit" sh_in "
+		set -e; $GS -c http.sslCAInfo=$T_TMP/tls/ca.pem clone -q https://git.remote.test/origin.git $W/h2
+		cd $W/h2; echo h >h; $GS add h; $GS commit -qm h"
+	assert_eq "two" "$(cat "$W/h2/b" 2>/dev/null)" "the HTTPS clone has the origin's files"
+	assert_contains "$T_TMP/http.log" "POST /origin.git/git-upload-pack" "the HTTPS server spoke git's smart protocol"
 else
-	t_skip "git clone over smart HTTP through the proxy" "its subject is user space: it runs in $(t_share_where 1)"
+	t_skip "git clone over smart HTTP and HTTPS through the proxy" "its subject is user space: it runs in $(t_share_where 1)"
 fi
 
 # 3. Hooks: no name git would run, in a new repository or an existing one.
@@ -175,6 +186,23 @@ assert_fails "a .git file made in a new directory may not be rewritten by a late
 	sh_in "echo 'gitdir: /elsewhere' >$W/wt1/.git"
 assert_event "" "$W/wt1/.git" "mandatory:.git" "rewriting an earlier sandbox's .git file: event"
 assert_succeeds "nothing planted ran" test ! -e "$T_TMP/ran"
+
+# 5. Attacks on the end-of-run check and its bound.
+fresh
+mkdir -p "$T_TMP/victim/.git" && printf '[core]\n\tfsmonitor = /victim/own\n' >"$T_TMP/victim/.git/config"
+cp "$T_TMP/victim/.git/config" "$T_TMP/victim-config"
+assert_succeeds "a new repository's .git swapped for a link to another repository" sh_in "
+	set -e; $GS init -q $W/sw; $GS -C $W/sw config core.pager evil; rm -rf $W/sw/.git; ln -s $T_TMP/victim/.git $W/sw/.git"
+assert_succeeds "...the check follows no link: the other repository's config is untouched" \
+	cmp -s "$T_TMP/victim-config" "$T_TMP/victim/.git/config"
+assert_succeeds "...nothing was set aside there" test ! -e "$T_TMP/victim/.git/config.bpfbox-removed"
+has "$(git_line git-unchecked "")" "\"repository\":\"$W/sw/.git\"" "...and the repository is logged as unchecked"
+fresh
+assert_fails "a sandbox may make 64 .git directories, not 65" sh_in \
+	"for i in \$(seq 1 65); do mkdir -p $W/many/\$i/.git || exit 1; done"
+assert_succeeds "...the 64th was made" test -d "$W/many/64/.git"
+assert_succeeds "...the 65th was not" test ! -e "$W/many/65/.git"
+assert_event mkdir "$W/many/65/.git" "limit:new-git-repositories" "the 65th: event names the limit"
 
 fresh
 assert_succeeds "every log line validates against the schema" \

@@ -233,8 +233,10 @@ static int check_hooks(int gitdir_fd, bool strict, git_finding_fn fn, void *ctx)
 		return -errno;
 	dir = fdopendir(fd);
 	if (!dir) {
+		int err = -errno;
+
 		close(fd);
-		return -errno;
+		return err;
 	}
 	while ((de = readdir(dir))) {
 		int err = 0;

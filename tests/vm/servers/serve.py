@@ -4,6 +4,7 @@
   serve.py http  ADDR PORT DIR            static files (also a dumb-HTTP git server)
   serve.py https ADDR PORT DIR CERT KEY   the same over TLS
   serve.py githttp ADDR PORT DIR          git's smart HTTP (git http-backend) for the repositories in DIR
+  serve.py githttps ADDR PORT DIR CERT KEY  the same over TLS
   serve.py echo  ADDR PORT                TCP echo (stands in for an ssh server)
   serve.py udp   ADDR PORT                UDP echo (stands in for a DNS server)
   serve.py unix  PATH                     Unix stream echo ("@x" = abstract name)
@@ -100,9 +101,14 @@ class GitSmart(http.server.BaseHTTPRequestHandler):
         self.backend(body)
 
 
-def git_server(addr, port, root):
+def git_server(addr, port, root, cert=None, key=None):
     handler = type("GitRoot", (GitSmart,), {"root": os.path.abspath(root)})
-    return (Threaded6 if ":" in addr else Threaded)((addr, int(port)), handler)
+    srv = (Threaded6 if ":" in addr else Threaded)((addr, int(port)), handler)
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    return srv
 
 
 def http_server(addr, port, root, cert=None, key=None):
@@ -185,6 +191,8 @@ def make(argv):
         return http_server(addr, port, argv[3], argv[4], argv[5])
     if mode == "githttp":
         return git_server(addr, port, argv[3])
+    if mode == "githttps":
+        return git_server(addr, port, argv[3], argv[4], argv[5])
     if mode == "echo":
         return ThreadedTCP((addr, int(port)), Echo)
     if mode == "udp":
