@@ -5,7 +5,7 @@
 # --help` lists without its own "## bpfbox COMMAND" section in docs/man/bpfbox.8.md, an
 # option `BUILD/bpfbox COMMAND --help` prints that this section does not name, or a
 # key of docs/policy.md's field tables ("| key | ..." tables) missing from the generated
-# BUILD/man/bpfbox-policy.5. Run by `make test` (make docs-check), on the host.
+# BUILD/man/bpfbox-policy.5, or a merge-conflict marker left anywhere in the tree. Run by `make test` (make docs-check), on the host.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,6 +75,19 @@ for k in $keys; do
 		fail=1
 	fi
 done
+
+# Merge-conflict markers anywhere in the tree: a half-resolved merge would ship as it stands.
+marker='^(<<<<<<<|>>>>>>>)( |$)|^=======$'
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+	markers=$(git -C "$root" grep -n -I -E "$marker" -- . || true)
+else
+	markers=$(cd "$root" && grep -rn -I -E "$marker" --exclude-dir=build --exclude-dir=.git . || true)
+fi
+if [ -n "$markers" ]; then
+	echo "check-docs: merge-conflict markers in the tree:"
+	head -n 20 <<<"$markers"
+	fail=1
+fi
 
 [ $fail = 0 ] && echo "check-docs: $n_opts options of $(wc -w <<<"$commands") commands and $n_keys policy fields documented"
 exit $fail
