@@ -260,8 +260,14 @@ int BPF_PROG(bb_path_mkdir, const struct path *dir, struct dentry *dentry, umode
 		return 0;
 	mnt = BPF_CORE_READ(dir, mnt);
 	ret = fs_check(sb, id, dentry, dentry->d_inode, mnt, BB_OP_MKDIR, WALK_WRITE);
-	if (ret || (sb->flags & BB_SB_GIT_NO_NEW) || !dentry_is_dot_git(dentry))
+	if (ret)
 		return ret;
+	/* Whatever an earlier mkdir parked is over: only this one's dentry may be bound next. */
+	p = bpf_task_storage_get(&pending_creates, bpf_get_current_task_btf(), 0, 0);
+	if (p)
+		p->git_dentry = 0;
+	if ((sb->flags & BB_SB_GIT_NO_NEW) || !dentry_is_dot_git(dentry))
+		return 0;
 	if (sb->git_new >= BB_MAX_NEW_GIT) {
 		report_file(sb, BB_OP_MKDIR, BB_RULE_GIT_LIMIT, dentry, mnt);
 		return refusal(sb, EPERM);
@@ -269,6 +275,7 @@ int BPF_PROG(bb_path_mkdir, const struct path *dir, struct dentry *dentry, umode
 	p = bpf_task_storage_get(&pending_creates, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (p) {
 		p->git_dentry = (__u64)dentry;
+		p->git_parent = (__u64)BPF_CORE_READ(dentry, d_parent);
 		p->git_mnt = (__u64)mnt;
 	}
 	return 0;
@@ -402,7 +409,8 @@ static __always_inline int move_check(struct bb_sandbox *sb, __u64 id, struct de
 	int shm_src, shm_dst;
 	__u8 src_special;
 
-	fs_walk(id, sb, old_dentry, old_mnt, WALK_READ | WALK_WRITE, &w);
+	/* Both ends place an object: RENAME_EXCHANGE moves the destination's to the source's name. */
+	fs_walk(id, sb, old_dentry, old_mnt, WALK_READ | WALK_WRITE | WALK_PLACE, &w);
 	if (walk_private_denied(&w.r, &rule))
 		goto deny_src;
 	src_special = w.r.special;
@@ -534,17 +542,19 @@ int BPF_PROG(bb_d_instantiate, struct dentry *dentry, struct inode *inode)
 		return 0;
 	pending = bpf_task_storage_get(&pending_creates, bpf_get_current_task_btf(), 0, 0);
 	/*
-	 * The first inode bound after a parked .git mkdir: its own when the
-	 * dentry is the one mkdir made, a fresh directory (an existing .git
-	 * found by a lookup has more links). Any other ends the park, so a
-	 * mkdir that failed leaves nothing behind.
+	 * The inode bound to a parked .git mkdir's own dentry, in the same
+	 * directory, a fresh directory (an existing .git has more links).
+	 * Others pass by: overlayfs binds the upper filesystem's dentry first.
+	 * The next mkdir of the task ends the park, so one that failed leaves
+	 * nothing for long.
 	 */
-	if (pending && pending->git_dentry) {
-		bool mine = pending->git_dentry == (__u64)dentry;
+	if (pending && pending->git_dentry == (__u64)dentry &&
+	    pending->git_parent == (__u64)BPF_CORE_READ(dentry, d_parent)) {
 		struct vfsmount *mnt = (struct vfsmount *)pending->git_mnt;
 
 		pending->git_dentry = 0;
-		if (mine && S_ISDIR(BPF_CORE_READ(inode, i_mode)) && BPF_CORE_READ(inode, i_nlink) <= 2)
+		if (S_ISDIR(BPF_CORE_READ(inode, i_mode)) && BPF_CORE_READ(inode, i_nlink) <= 2 &&
+		    dentry_is_dot_git(dentry))
 			git_record(sb, dentry, inode, mnt, BB_OP_MKDIR);
 	}
 	/*

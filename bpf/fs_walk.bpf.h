@@ -228,8 +228,13 @@ static __always_inline void check_mandatory(struct walk_ctx *w, struct dentry *d
 	if ((m->flags & BB_M_GIT) && inode)
 		made = git_made_here(w->sb_id, self);
 	if (wn->below == 0) {
-		/* A .git file is a worktree pointer: protect the file itself, unless the sandbox made it. */
-		if ((m->flags & BB_M_GIT) && inode && S_ISREG(BPF_CORE_READ(inode, i_mode)) && !made)
+		/*
+		 * A .git file is a worktree pointer: protect the file itself, unless
+		 * the sandbox made it. Nothing is placed at a .git name (a symbolic
+		 * link, a hard link, an exchange): git would follow it elsewhere.
+		 */
+		if ((m->flags & BB_M_GIT) && (((w->mask & WALK_PLACE)) ||
+					      (inode && S_ISREG(BPF_CORE_READ(inode, i_mode)) && !made)))
 			mandatory_hit(r, BB_RULE_MANDATORY_GIT_FILE);
 		return;
 	}
@@ -240,9 +245,12 @@ static __always_inline void check_mandatory(struct walk_ctx *w, struct dentry *d
 	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_HOOKS) &&
 	    !(made && new_git_hook_allowed(wn, w->mask)))
 		mandatory_hit(r, BB_RULE_MANDATORY_GIT_HOOKS);
+	/* config and config.worktree, each named by its own entry. */
 	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_CONFIG) &&
 	    !(w->sb_flags & BB_SB_ALLOW_GIT_CONFIG) && !made)
-		mandatory_hit(r, BB_RULE_MANDATORY_GIT_CONFIG);
+		mandatory_hit(r, child->rule);
+	if ((m->flags & BB_M_GIT) && (child->flags & BB_M_CHILD_COMMONDIR))
+		mandatory_hit(r, child->rule);
 	/* The child's own entry names it: mandatory:.claude/commands or .claude/agents. */
 	if ((m->flags & BB_M_CLAUDE) && (child->flags & BB_M_CHILD_AGENT_DIR))
 		mandatory_hit(r, child->rule);

@@ -265,6 +265,7 @@ struct pending_create {
 	__u32 rule;
 	/* A .git directory mkdir let through, until its inode is bound (d_instantiate). */
 	__u64 git_dentry;
+	__u64 git_parent;
 	__u64 git_mnt;
 };
 

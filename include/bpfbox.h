@@ -321,6 +321,8 @@ struct bb_rule {
 #define BB_M_CHILD_AGENT_DIR (1u << 5) /* commands, agents */
 /* Writable directly in a work tree whose .git the sandbox made (.gitmodules). */
 #define BB_M_NEW_WORKTREE (1u << 6)
+/* .git/commondir: where git takes config and hooks/ from; a main repository has none. */
+#define BB_M_CHILD_COMMONDIR (1u << 7)
 /* bb_inode_key.dir of a git_made entry for the work tree holding a .git the sandbox made. */
 #define BB_GIT_WORKTREE 2
 

@@ -310,6 +310,10 @@ static void test_exec_keys(void **state)
 		"[filter \"lfs\"]clean=git-lfs clean -- %f",
 		"[filter \"lfs\"]smudge=x",
 		"[filter \"lfs\"]process=x",
+		"[lfs \"customtransfer.x\"]path=/x",
+		"[lfs]standalonetransferagent=x",
+		"[lfs \"extension.y\"]clean=x",
+		"[lfs \"extension.y\"]smudge=x",
 		"[Filter.LFS]clean=x",
 		"[diff]external=x",
 		"[diff \"pdf\"]textconv=pdftotext",
@@ -754,7 +758,7 @@ static bool git_setup(struct git_env *g)
 	if (!major)
 		return false;
 	g->verbatim = major > 2 || (major == 2 && minor >= 45);
-	snprintf(g->dir, sizeof(g->dir), "/tmp/bpfbox-gitcfg-XXXXXX");
+	snprintf(g->dir, sizeof(g->dir), "/tmp/test_git_config.XXXXXX");
 	assert_non_null(mkdtemp(g->dir));
 	return true;
 }

@@ -820,7 +820,7 @@ static void test_default_policy(void **state)
 	policy_decide_write(p, "/dev/null", &fd);
 	assert_true(fd.allowed);
 	assert_true(fd.rule->from_default);
-	assert_int_equal(policy_mandatory(p, m), 16);
+	assert_int_equal(policy_mandatory(p, m), 18);
 	policy_free(p);
 }
 
@@ -868,12 +868,12 @@ static void test_show_json(void **state)
 	v = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "filesystem"), "implicitAllowWrite");
 	assert_int_equal(cJSON_GetArraySize(v), 2);
 	v = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "filesystem"), "mandatoryDenyWrite");
-	/* allowGitConfig drops .git/config from the set, .git/hooks stays. */
-	assert_int_equal(cJSON_GetArraySize(v), 15);
+	/* allowGitConfig drops .git/config and .git/config.worktree from the set, .git/hooks stays. */
+	assert_int_equal(cJSON_GetArraySize(v), 16);
 	assert_true(strstr(text, "\".git/hooks\"") != NULL);
-	/* Expanded under each writable root and home: 14 names (no .git/config, no .git file). */
+	/* Expanded under each writable root and home: 15 names (no .git/config(.worktree), no .git file). */
 	v = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "filesystem"), "mandatoryDenyWriteExpanded");
-	assert_int_equal(cJSON_GetArraySize(v), 2 * 14);
+	assert_int_equal(cJSON_GetArraySize(v), 2 * 15);
 	assert_true(strstr(text, "\"" CWD "/src/.git/hooks\"") != NULL);
 	assert_true(strstr(text, "\"" HOME "/.bashrc\"") != NULL);
 	assert_null(strstr(text, "\".git/config\""));

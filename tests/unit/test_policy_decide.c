@@ -186,9 +186,13 @@ static void test_allow_git_config(void **state)
 
 	wr(p, "/w/.git/config", true, "allowWrite:/w");
 	wr(p, "/w/.git/hooks/pre-push", false, "mandatory:.git/hooks");
-	assert_int_equal(n, 15);
-	for (size_t i = 0; i < n; i++)
+	wr(p, "/w/.git/config.worktree", true, "allowWrite:/w");
+	wr(p, "/w/.git/commondir", false, "mandatory:.git/commondir");
+	assert_int_equal(n, 16);
+	for (size_t i = 0; i < n; i++) {
 		assert_string_not_equal(m[i].name, ".git/config");
+		assert_string_not_equal(m[i].name, ".git/config.worktree");
+	}
 	policy_free(p);
 }
 
@@ -199,7 +203,7 @@ static void test_mandatory_list(void **state)
 	size_t n = policy_mandatory(p, m);
 	bool hooks = false, cfg = false, gitfile = false, bashrc = false, cmds = false;
 
-	assert_int_equal(n, 16);
+	assert_int_equal(n, 18);
 	for (size_t i = 0; i < n; i++) {
 		hooks |= !strcmp(m[i].name, ".git/hooks") && m[i].kind == MANDATORY_DIR;
 		cfg |= !strcmp(m[i].name, ".git/config") && m[i].kind == MANDATORY_FILE;

@@ -189,14 +189,42 @@ assert_succeeds "nothing planted ran" test ! -e "$T_TMP/ran"
 
 # 5. Attacks on the end-of-run check and its bound.
 fresh
-mkdir -p "$T_TMP/victim/.git" && printf '[core]\n\tfsmonitor = /victim/own\n' >"$T_TMP/victim/.git/config"
+mkdir -p "$T_TMP/victim/.git/hooks" && printf '[core]\n\tfsmonitor = /victim/own\n' >"$T_TMP/victim/.git/config"
+printf '#!/bin/sh\n' >"$T_TMP/victim/.git/hooks/pre-commit"
 cp "$T_TMP/victim/.git/config" "$T_TMP/victim-config"
-assert_succeeds "a new repository's .git swapped for a link to another repository" sh_in "
-	set -e; $GS init -q $W/sw; $GS -C $W/sw config core.pager evil; rm -rf $W/sw/.git; ln -s $T_TMP/victim/.git $W/sw/.git"
-assert_succeeds "...the check follows no link: the other repository's config is untouched" \
+assert_fails "a symbolic link named .git is refused" sh_in "
+	set -e; $GS init -q $W/sw; rm -rf $W/sw/.git; ln -s $T_TMP/victim/.git $W/sw/.git"
+assert_event symlink "$W/sw/.git" "mandatory:.git" "...with its event"
+assert_succeeds "...and there is none" test ! -L "$W/sw/.git"
+fresh
+assert_succeeds "a .git file made in the sandbox may point at another repository" sh_in "
+	set -e; mkdir -p $W/ptr; echo 'gitdir: $T_TMP/victim/.git' >$W/ptr/.git"
+assert_succeeds "...the check changes nothing there: its config is byte-identical" \
 	cmp -s "$T_TMP/victim-config" "$T_TMP/victim/.git/config"
-assert_succeeds "...nothing was set aside there" test ! -e "$T_TMP/victim/.git/config.bpfbox-removed"
-has "$(git_line git-unchecked "")" "\"repository\":\"$W/sw/.git\"" "...and the repository is logged as unchecked"
+assert_succeeds "...and its hook is where it was" test -f "$T_TMP/victim/.git/hooks/pre-commit"
+assert_succeeds "...strict sets the pointer aside instead" test ! -e "$W/ptr/.git" -a -f "$W/ptr/.git.bpfbox-removed"
+L=$(git_line git-config-key core.fsmonitor)
+has "$L" "\"directory\":\"$T_TMP/victim/.git\"" "...the finding names where the pointer led"
+lacks "$L" "/victim/own" "...without the value, which the sandbox's policy may not let it read"
+fresh
+assert_fails "RENAME_EXCHANGE of a prepared directory with a new repository's hooks/ is refused" sh_in "
+	set -e; $GS init -q $W/ex; mkdir $W/exh; printf '#!/bin/sh\n' >$W/exh/pre-commit
+	python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, b\"$W/ex/.git/hooks\", -100, b\"$W/exh\", 2): sys.exit(os.strerror(ctypes.get_errno()))'"
+assert_succeeds "...no hook took hooks/'s place" test ! -e "$W/ex/.git/hooks/pre-commit"
+fresh
+assert_fails ".git/commondir cannot be written, in a new repository or an existing one" sh_in "
+	$GS init -q $W/cd; echo $T_TMP/victim/.git >$W/cd/.git/commondir"
+assert_event "" "$W/cd/.git/commondir" "mandatory:.git/commondir" ".git/commondir: event"
+assert_fails "...nor in an existing one" sh_in "echo $T_TMP/victim/.git >$W/old/.git/commondir"
+fresh
+assert_succeeds "a hook planted in a new repository's .git/modules/NAME/hooks" sh_in "
+	set -e; $GS init -q $W/md; mkdir -p $W/md/.git/modules/s/hooks
+	printf '#!/bin/sh\n' >$W/md/.git/modules/s/hooks/post-checkout; chmod +x $W/md/.git/modules/s/hooks/post-checkout"
+assert_succeeds "...is disabled when the sandbox ends" \
+	test ! -e "$W/md/.git/modules/s/hooks/post-checkout" -a -f "$W/md/.git/modules/s/hooks/post-checkout.bpfbox-disabled"
+has "$(git_line git-hook "")" "modules/s/hooks/post-checkout" "...and logged"
 fresh
 assert_fails "a sandbox may make 64 .git directories, not 65" sh_in \
 	"for i in \$(seq 1 65); do mkdir -p $W/many/\$i/.git || exit 1; done"

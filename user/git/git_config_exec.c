@@ -52,6 +52,11 @@ static const struct exec_rule rules[] = {
 	{ "core", SUB_NONE, NULL, "askpass", VAL_ANY, "runs a password prompt program" },
 	{ "core", SUB_NONE, NULL, "gitproxy", VAL_ANY, "runs a proxy command for git://" },
 	{ "core", SUB_NONE, NULL, "alternaterefscommand", VAL_ANY, R_CMD },
+	/* git-lfs, run by the filter on every checkout: its transfer agents and extensions. */
+	{ "lfs", SUB_ANY, NULL, "path", VAL_ANY, "runs a git-lfs transfer agent" },
+	{ "lfs", SUB_NONE, NULL, "standalonetransferagent", VAL_ANY, "runs a git-lfs transfer agent" },
+	{ "lfs", SUB_ANY, NULL, "clean", VAL_ANY, "runs a git-lfs extension" },
+	{ "lfs", SUB_ANY, NULL, "smudge", VAL_ANY, "runs a git-lfs extension" },
 	{ "sequence", SUB_NONE, NULL, "editor", VAL_ANY, "runs an editor" },
 	/* Hooks defined in config (git 2.54 and later), and gc's hook. */
 	{ "hook", SUB_ANY, NULL, "command", VAL_ANY, "runs a hook command" },

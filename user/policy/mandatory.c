@@ -20,6 +20,8 @@ const struct mandatory_name mandatory_names_table[] = {
 	{ ".claude", BB_M_CLAUDE, "mandatory:.claude" },
 	{ "hooks", BB_M_CHILD_HOOKS, "mandatory:.git/hooks" },
 	{ "config", BB_M_CHILD_CONFIG, "mandatory:.git/config" },
+	{ "config.worktree", BB_M_CHILD_CONFIG, "mandatory:.git/config.worktree" },
+	{ "commondir", BB_M_CHILD_COMMONDIR, "mandatory:.git/commondir" },
 	{ "commands", BB_M_CHILD_AGENT_DIR, "mandatory:.claude/commands" },
 	{ "agents", BB_M_CHILD_AGENT_DIR, "mandatory:.claude/agents" },
 };

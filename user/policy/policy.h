@@ -254,7 +254,7 @@ struct mandatory_entry {
 	const char *name;
 	enum mandatory_kind kind;
 };
-#define POLICY_MANDATORY_MAX 16
+#define POLICY_MANDATORY_MAX 24
 /* Fills out with the entries in force for p (none when fs_disabled); returns the count. */
 size_t policy_mandatory(const struct policy *p, struct mandatory_entry out[POLICY_MANDATORY_MAX]);
 

@@ -33,12 +33,18 @@ static const struct mandatory_row mandatory_rows[] = {
 	{ { ".claude/agents", MANDATORY_DIR }, "mandatory:.claude/agents" },
 	{ { ".git/hooks", MANDATORY_DIR }, "mandatory:.git/hooks" },
 	{ { ".git/config", MANDATORY_FILE }, "mandatory:.git/config" },
+	{ { ".git/config.worktree", MANDATORY_FILE }, "mandatory:.git/config.worktree" },
+	{ { ".git/commondir", MANDATORY_FILE }, "mandatory:.git/commondir" },
 	{ { ".git", MANDATORY_GIT_FILE }, "mandatory:.git" },
 };
 
+_Static_assert(sizeof(mandatory_rows) / sizeof(mandatory_rows[0]) <= POLICY_MANDATORY_MAX,
+	       "every row fits policy_mandatory's output");
+
 static bool row_in_force(const struct policy *p, const struct mandatory_row *r)
 {
-	return !(p->allow_git_config && !strcmp(r->e.name, ".git/config"));
+	return !(p->allow_git_config &&
+		 (!strcmp(r->e.name, ".git/config") || !strcmp(r->e.name, ".git/config.worktree")));
 }
 
 size_t policy_mandatory(const struct policy *p, struct mandatory_entry out[POLICY_MANDATORY_MAX])

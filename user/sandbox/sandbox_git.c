@@ -6,6 +6,7 @@
  * sandbox. The check reads and rewrites what the sandbox's user owns, so it
  * runs as that user, in a child: root never opens a name the user placed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -86,10 +88,47 @@ void sandbox_git_free(struct sandbox_git *g)
 
 /* ---- the child ---- */
 
+#define OVERLAYFS_MAGIC 0x794c7630
+
+/*
+ * Whether st (of fd) is the object the kernel recorded. overlayfs reports a
+ * file's device as its upper filesystem's, where the kernel saw the
+ * overlay's: there the directory holding it (dir_fd), which overlayfs
+ * reports as its own, stands in for the device.
+ */
+static bool same_object(const struct stat *st, int fd, int dir_fd, const struct sandbox_git_item *it)
+{
+	struct stat dst;
+	struct statfs fs;
+
+	if ((uint64_t)st->st_ino != it->ino)
+		return false;
+	if ((uint64_t)st->st_dev == it->dev)
+		return true;
+	return !S_ISDIR(st->st_mode) && !fstatfs(fd, &fs) && fs.f_type == OVERLAYFS_MAGIC && dir_fd >= 0 &&
+	       !fstat(dir_fd, &dst) && (uint64_t)dst.st_dev == it->dev;
+}
+
+/* The directory holding path, opened; -1 if there is none. */
+static int open_parent(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 struct child {
 	int out;
 	uint32_t item;
 	const char *target;
+	const char *prefix; /* before each finding's file: "modules/NAME/" */
+	bool hide_values; /* a .git file's target: what the sandbox could not read stays unread */
+	unsigned found; /* findings of the item being checked */
 	unsigned sent;
 	unsigned more;
 };
@@ -120,7 +159,74 @@ static void send_record(struct child *c, uint32_t kind, const char *file, const 
 
 static void on_finding(void *ctx, const struct git_finding *f)
 {
-	send_record(ctx, f->kind, f->file, f->key, f->value, f->reason, f->action);
+	struct child *c = ctx;
+	char file[64];
+
+	snprintf(file, sizeof(file), "%s%s", c->prefix ? c->prefix : "", f->file);
+	c->found++;
+	send_record(c, f->kind, file, f->key, c->hide_values ? NULL : f->value, f->reason, f->action);
+}
+
+/* A submodule's git directory in .git/modules/: git runs its hooks and reads its config there. */
+static int check_modules(struct child *c, int git_fd, bool strict)
+{
+	char prefix[300];
+	struct dirent *de;
+	int fd, n, seen = 0, err = 0;
+	DIR *dir;
+
+	fd = openat(git_fd, "modules", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while ((de = readdir(dir)) && seen < BB_MAX_NEW_GIT) {
+		int sub;
+
+		if (de->d_name[0] == '.')
+			continue;
+		sub = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		seen++;
+		snprintf(prefix, sizeof(prefix), "modules/%s/", de->d_name);
+		c->prefix = prefix;
+		n = git_repo_check(sub, strict, on_finding, c);
+		c->prefix = NULL;
+		close(sub);
+		if (n < 0)
+			err = n;
+	}
+	closedir(dir);
+	return err;
+}
+
+/*
+ * A .git file with findings where it points: under strict the pointer goes
+ * aside (NAME.bpfbox-removed), so git no longer reaches that directory from
+ * here. The target itself is never changed: the sandbox wrote the pointer,
+ * not necessarily what it names.
+ */
+static const char *set_pointer_aside(const struct sandbox_git_item *it)
+{
+	const char *done = "reported (setting the .git file aside failed)";
+	int dir_fd = open_parent(it->path), fd = -1;
+	struct stat st;
+
+	if (dir_fd < 0)
+		return done;
+	fd = openat(dir_fd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && same_object(&st, fd, dir_fd, it) &&
+	    !renameat(dir_fd, ".git", dir_fd, ".git.bpfbox-removed"))
+		done = "the .git file set aside as .git.bpfbox-removed";
+	if (fd >= 0)
+		close(fd);
+	close(dir_fd);
+	return done;
 }
 
 /* The git directory of a .git file the sandbox made: where its pointer leads. */
@@ -153,11 +259,16 @@ static void check_item(struct child *c, const struct sandbox_git_item *it, bool 
 {
 	char target[1024] = "", why[160];
 	struct stat st;
-	int fd, git_fd = -1, n;
+	int fd, git_fd = -1, dir_fd, n;
 
 	c->target = NULL;
-	fd = open(it->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_dev != it->dev || (uint64_t)st.st_ino != it->ino) {
+	/* Recorded paths end in /.git: the kernel records nothing else. */
+	dir_fd = open_parent(it->path);
+	fd = dir_fd < 0 ? -1 : openat(dir_fd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	n = fd >= 0 && !fstat(fd, &st) && same_object(&st, fd, dir_fd, it);
+	if (dir_fd >= 0)
+		close(dir_fd);
+	if (!n) {
 		send_record(c, REC_UNCHECKED, NULL, NULL, NULL,
 			    "moved or removed before the check: its config was not read", "reported");
 		goto cleanup;
@@ -174,12 +285,22 @@ static void check_item(struct child *c, const struct sandbox_git_item *it, bool 
 			goto cleanup;
 		}
 	}
-	n = git_repo_check(git_fd, strict, on_finding, c);
+	c->found = 0;
+	c->hide_values = !it->dir;
+	/* Through a .git file only reading: what it points at may be anybody's. */
+	n = git_repo_check(git_fd, it->dir && strict, on_finding, c);
+	if (n >= 0 && it->dir)
+		n = check_modules(c, git_fd, strict);
+	c->hide_values = false;
 	if (n < 0) {
 		snprintf(why, sizeof(why), "could not be checked: %s", strerror(-n));
 		send_record(c, REC_UNCHECKED, NULL, NULL, NULL, why, "reported");
 		goto cleanup;
 	}
+	if (!it->dir && c->found && strict)
+		send_record(c, GIT_FINDING_FILE, ".git", NULL, NULL,
+			    "a .git file made in the sandbox points at a git directory with the findings above",
+			    set_pointer_aside(it));
 	send_record(c, REC_CHECKED, NULL, NULL, NULL, NULL, NULL);
 cleanup:
 	if (fd >= 0)
@@ -235,7 +356,8 @@ static void log_record(const struct sandbox_git *g, const struct git_record *rec
 		log_event_set_str(ev, "bpfbox.git.file", rec->file);
 	if (rec->key[0])
 		log_event_set_str(ev, "bpfbox.git.key", rec->key);
-	if (rec->kind == GIT_FINDING_KEY)
+	/* Through a .git file the value is not read out: the target may be out of the sandbox's reach. */
+	if (rec->kind == GIT_FINDING_KEY && !rec->target[0])
 		log_event_set_str(ev, "bpfbox.git.value", rec->value);
 	log_event_set_str(ev, "bpfbox.git.reason", rec->reason);
 	log_event_set_str(ev, "bpfbox.git.action", rec->action);
@@ -244,7 +366,10 @@ static void log_record(const struct sandbox_git *g, const struct git_record *rec
 		log_event_message(ev, "repository %s, made in the sandbox, %s", repo, rec->reason);
 	} else {
 		res->findings++;
-		if (rec->kind == GIT_FINDING_KEY)
+		if (rec->kind == GIT_FINDING_KEY && rec->target[0])
+			snprintf(what, sizeof(what), "%s of %s (where its .git file points): %s %s", rec->file,
+				 rec->target, rec->key, rec->reason);
+		else if (rec->kind == GIT_FINDING_KEY)
 			snprintf(what, sizeof(what), "%s: %s = \"%s\" %s", rec->file, rec->key, rec->value,
 				 rec->reason);
 		else
