@@ -101,24 +101,23 @@ class GitSmart(http.server.BaseHTTPRequestHandler):
         self.backend(body)
 
 
-def git_server(addr, port, root, cert=None, key=None):
-    handler = type("GitRoot", (GitSmart,), {"root": os.path.abspath(root)})
+def threaded_server(addr, port, handler, cert=None, key=None):
+    """A threaded HTTP server on addr:port, over TLS when cert and key are given."""
     srv = (Threaded6 if ":" in addr else Threaded)((addr, int(port)), handler)
     if cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     return srv
+
+
+def git_server(addr, port, root, cert=None, key=None):
+    handler = type("GitRoot", (GitSmart,), {"root": os.path.abspath(root)})
+    return threaded_server(addr, port, handler, cert, key)
 
 
 def http_server(addr, port, root, cert=None, key=None):
-    handler = functools.partial(Quiet, directory=root)
-    srv = (Threaded6 if ":" in addr else Threaded)((addr, int(port)), handler)
-    if cert:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(cert, key)
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    return srv
+    return threaded_server(addr, port, functools.partial(Quiet, directory=root), cert, key)
 
 
 class Echo(socketserver.BaseRequestHandler):
