@@ -60,7 +60,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
 
+# A fresh machine learns here which packages a build lacks, not from a compiler error.
 $(BUILD):
+	tools/check-build-deps.sh
 	mkdir -p $(BUILD)
 
 # Man pages, with pandoc, from markdown in the tree (docs/man/): bpfbox(8) from its own source,

@@ -27,6 +27,7 @@ mkdir -p "$src"
 mkdir -p "$src/tools" "$src/tests"
 cp -a "$root/tools/systemd" "$root/tools/packaging" "$src/tools/"
 cp -a "$root/tests/check-docs.sh" "$src/tests/"
+cp -a "$root/tools/check-build-deps.sh" "$src/tools/"
 cp -a "$root/tools/packaging/debian" "$src/debian"
 cp "$root/tools/systemd/bpfbox.socket" "$root/tools/systemd/bpfbox.service" "$src/debian/"
 
