@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 
 #include "bpfbox.h"
+#include "map_sweep.h"
 #include "ring_pool.h"
 
 /*
@@ -87,18 +88,7 @@ int ring_pool_claim(const struct bpf_state *st, uint64_t id, uint32_t *slot, int
 
 void ring_pool_release(const struct bpf_state *st, uint64_t id)
 {
-	uint32_t key, next, *prev = NULL;
-	uint64_t owner;
-
-	while (!bpf_map_get_next_key(st->maps.ring_owners, prev, &next)) {
-		key = next;
-		if (!bpf_map_lookup_elem(st->maps.ring_owners, &key, &owner) && owner == id) {
-			bpf_map_delete_elem(st->maps.ring_owners, &key);
-			prev = NULL; /* the walk restarts: deleting may reorder it */
-			continue;
-		}
-		prev = &key;
-	}
+	map_sweep(st->maps.ring_owners, sizeof(uint32_t), sizeof(uint64_t), map_sweep_value_is_id, &id);
 }
 
 int ring_pool_trim(const struct bpf_state *st)

@@ -301,21 +301,33 @@ static bool live(const struct learned_entry *e, unsigned long long now)
 	return !e->expires_ms || e->expires_ms >= now;
 }
 
+/* The next live entry for the address at or after *i; the caller holds the lock. */
+static const struct learned_entry *next_for_addr(const struct sandbox_learned *l, size_t *i, int family,
+						 const uint8_t *addr, unsigned long long now)
+{
+	while (*i < l->n) {
+		const struct learned_entry *e = &l->v[(*i)++];
+
+		if (e->family == family && !memcmp(e->addr, addr, 16) && live(e, now))
+			return e;
+	}
+	return NULL;
+}
+
 bool sandbox_learned_has(struct sandbox_learned *l, const char *name, const struct sockaddr *sa)
 {
 	unsigned long long now = mono_ms();
+	const struct learned_entry *e;
 	uint8_t addr[16];
 	bool found = false;
+	size_t i = 0;
 	int family;
 
 	if (!from_sockaddr(sa, &family, addr, NULL))
 		return false;
 	pthread_mutex_lock(&l->lock);
-	for (size_t i = 0; i < l->n && !found; i++) {
-		const struct learned_entry *e = &l->v[i];
-
-		found = e->family == family && !memcmp(e->addr, addr, 16) && live(e, now) && !strcmp(e->name, name);
-	}
+	while (!found && (e = next_for_addr(l, &i, family, addr, now)))
+		found = !strcmp(e->name, name);
 	pthread_mutex_unlock(&l->lock);
 	return found;
 }
@@ -324,18 +336,17 @@ bool sandbox_learned_allowed_name(struct sandbox_learned *l, const struct sockad
 				  const char **rule, char *name, size_t name_len)
 {
 	unsigned long long now = mono_ms();
+	const struct learned_entry *e;
 	uint8_t addr[16];
 	bool found = false;
+	size_t i = 0;
 	int family;
 
 	if (!from_sockaddr(sa, &family, addr, NULL))
 		return false;
 	pthread_mutex_lock(&l->lock);
-	for (size_t i = 0; i < l->n && !found; i++) {
-		const struct learned_entry *e = &l->v[i];
-
-		if (e->family == family && !memcmp(e->addr, addr, 16) && live(e, now))
-			found = policy_decide_host(l->policy, e->name, port, rule, NULL) == NET_ALLOW;
+	while (!found && (e = next_for_addr(l, &i, family, addr, now))) {
+		found = policy_decide_host(l->policy, e->name, port, rule, NULL) == NET_ALLOW;
 		if (found && name)
 			snprintf(name, name_len, "%s", e->name);
 	}

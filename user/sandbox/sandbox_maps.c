@@ -14,6 +14,7 @@
 
 #include "bpfbox.h"
 #include "bpfbox.skel.h"
+#include "map_sweep.h"
 #include "policy/mandatory.h"
 #include "quota.h"
 #include "ring_pool.h"
@@ -304,108 +305,30 @@ void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
 	}
 }
 
-/*
- * Deletes the keys of one sandbox from a map whose keys start with the sandbox
- * id: one pass collects them, then they go; deleting while iterating a hash
- * map could skip entries, and restarting after each deletion is quadratic.
- */
-/* Every per-sandbox key starts with the sandbox id and fits here. */
-#define SANDBOX_KEY_MAX 128
-_Static_assert(sizeof(struct bb_unix_name_key) <= SANDBOX_KEY_MAX, "key buffer too small");
-_Static_assert(sizeof(struct bb_name_key) <= SANDBOX_KEY_MAX, "key buffer too small");
-
-static void delete_sandbox_keys(int fd, uint64_t id, size_t key_size)
+/* Every per-sandbox key starts with the sandbox id; these maps name it in the value. */
+static void sweep_by_key(int fd, uint64_t id, size_t key_size)
 {
-	unsigned char key[SANDBOX_KEY_MAX], *found = NULL, *grown;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, key)) {
-		prev = key;
-		if (memcmp(key, &id, sizeof(id)))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			grown = realloc(found, cap * key_size);
-			if (!grown)
-				break;
-			found = grown;
-		}
-		memcpy(found + n++ * key_size, key, key_size);
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, found + i * key_size);
-	free(found);
-	/* Entries missed for lack of memory: fall back to one at a time. */
-	if (n == cap && cap) {
-		prev = NULL;
-		while (!bpf_map_get_next_key(fd, prev, key)) {
-			if (!memcmp(key, &id, sizeof(id))) {
-				bpf_map_delete_elem(fd, key);
-				prev = NULL;
-				continue;
-			}
-			prev = key;
-		}
-	}
+	map_sweep(fd, key_size, 0, map_sweep_key_is_id, &id);
 }
 
-/* sigio_owners is keyed by file address: its entries name their sandbox in the value. */
-static void delete_sandbox_values(int fd, uint64_t id)
+static void sweep_by_value(int fd, uint64_t id, size_t key_size, size_t value_size)
 {
-	uint64_t key, owner, *found = NULL, *grown;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &owner) || owner != id)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(found, cap * sizeof(*found));
-			if (!grown)
-				break;
-			found = grown;
-		}
-		found[n++] = key;
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &found[i]);
-	free(found);
-}
-
-/* Redirected connections the proxy never accepted (their key is the client's, the value names the sandbox). */
-static void delete_tconns(int fd, uint64_t id)
-{
-	struct bb_tconn_key key, next;
-	struct bb_tconn v;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		if (!bpf_map_lookup_elem(fd, &key, &v) && v.sandbox == id) {
-			bpf_map_delete_elem(fd, &key);
-			/* Deleting the current key restarts the walk from wherever the map now begins. */
-			prev = NULL;
-			continue;
-		}
-		prev = &key;
-	}
+	map_sweep(fd, key_size, value_size, map_sweep_value_is_id, &id);
 }
 
 void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 {
-	delete_sandbox_values(st->maps.sigio_owners, id);
-	delete_sandbox_keys(st->maps.inode_rules, id, sizeof(struct bb_inode_key));
-	delete_sandbox_keys(st->maps.name_rules, id, sizeof(struct bb_name_key));
-	delete_sandbox_keys(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
-	delete_sandbox_keys(st->maps.unix_names, id, sizeof(struct bb_unix_name_key));
-	delete_sandbox_keys(st->maps.device_allow, id, sizeof(struct bb_device_key));
-	delete_sandbox_keys(st->maps.learned, id, sizeof(struct bb_learned_key));
-	delete_tconns(st->maps.tconns, id);
-	delete_sandbox_keys(st->maps.dns_peers, id, sizeof(struct bb_dns_peer_key));
-	delete_sandbox_keys(st->maps.git_made, id, sizeof(struct bb_inode_key));
+	/* sigio_owners is keyed by file address, tconns by the client's address. */
+	sweep_by_value(st->maps.sigio_owners, id, sizeof(uint64_t), sizeof(uint64_t));
+	sweep_by_key(st->maps.inode_rules, id, sizeof(struct bb_inode_key));
+	sweep_by_key(st->maps.name_rules, id, sizeof(struct bb_name_key));
+	sweep_by_key(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
+	sweep_by_key(st->maps.unix_names, id, sizeof(struct bb_unix_name_key));
+	sweep_by_key(st->maps.device_allow, id, sizeof(struct bb_device_key));
+	sweep_by_key(st->maps.learned, id, sizeof(struct bb_learned_key));
+	sweep_by_value(st->maps.tconns, id, sizeof(struct bb_tconn_key), sizeof(struct bb_tconn));
+	sweep_by_key(st->maps.dns_peers, id, sizeof(struct bb_dns_peer_key));
+	sweep_by_key(st->maps.git_made, id, sizeof(struct bb_inode_key));
 	/* Its share goes once its entries are gone: a reservation never finds them still there. */
 	quota_release(st, id);
 	bpf_map_delete_elem(st->maps.resolve_slots, &id);

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "bpfbox.h"
+#include "map_sweep.h"
 #include "sandbox_private.h"
 
 int sandbox_private_claim_dir(const struct bpf_state *st, uint64_t id, uint32_t dev, uint64_t ino,
@@ -54,39 +55,13 @@ int sandbox_private_sweep_shm(const struct bpf_state *st, uint64_t id)
 	return count;
 }
 
-/* Deletes the entries of a map whose value is the sandbox id: collected first, then deleted. */
-static void delete_owned(int fd, uint64_t id, size_t key_size)
-{
-	unsigned char key[32], *found = NULL, *grown;
-	uint64_t owner;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
-
-	if (key_size > sizeof(key))
-		return;
-	while (!bpf_map_get_next_key(fd, prev, key)) {
-		prev = key;
-		if (bpf_map_lookup_elem(fd, key, &owner) || owner != id)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(found, cap * key_size);
-			if (!grown)
-				break;
-			found = grown;
-		}
-		memcpy(found + n++ * key_size, key, key_size);
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, found + i * key_size);
-	free(found);
-}
-
 void sandbox_private_release(const struct bpf_state *st, uint64_t id)
 {
 	if (!st)
 		return;
-	delete_owned(st->maps.private_dirs, id, sizeof(struct bb_inode_key));
+	map_sweep(st->maps.private_dirs, sizeof(struct bb_inode_key), sizeof(uint64_t),
+		  map_sweep_value_is_id, &id);
 	/* Keys the sandbox made: their entries go with it (a later key at an address rewrites its entry). */
-	delete_owned(st->maps.key_owner, id, sizeof(uint64_t));
+	map_sweep(st->maps.key_owner, sizeof(uint64_t), sizeof(struct bb_owner), map_sweep_value_is_id,
+		  &id);
 }
