@@ -93,9 +93,11 @@ deb:
 	tests/check-postinst.sh $(BUILD)
 
 # Every option `bpfbox COMMAND --help` prints is in bpfbox.8.md, every policy field of
-# docs/policy.md in the generated bpfbox-policy(5); systemd-analyze accepts the units.
+# docs/policy.md in the generated bpfbox-policy(5); systemd-analyze accepts the units; the
+# tree keeps the structure docs/architecture.md describes (tools/check-structure.py).
 docs-check: $(BUILD)/bpfbox $(MAN_PAGES)
 	tests/check-docs.sh $(BUILD)
+	tools/check-structure.py $(BUILD)
 
 units-check: $(BUILD)/bpfbox
 	tests/check-units.sh $(BUILD)

@@ -87,13 +87,61 @@ void supervise_reap_all(void)
 	}
 }
 
+/* What woke the loop: the epoll data of each source. */
+enum source { SRC_CHILD, SRC_SIGNAL, SRC_TIMER, SRC_EVENTS, SRC_CONTROL };
+
+static void watch(int ep, int fd, uint32_t events, enum source src)
+{
+	struct epoll_event ev = { .events = events, .data.u32 = src };
+
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void watch_sources(const struct supervise_opts *o, int ep, int tfd)
+{
+	watch(ep, o->pidfd, EPOLLIN, SRC_CHILD);
+	watch(ep, o->signal_fd, EPOLLIN, SRC_SIGNAL);
+	watch(ep, tfd, EPOLLIN, SRC_TIMER);
+	if (o->events)
+		watch(ep, ring_buffer__epoll_fd(o->events), EPOLLIN, SRC_EVENTS);
+	if (o->control && o->control_fd >= 0)
+		watch(ep, o->control_fd, EPOLLIN | EPOLLRDHUP, SRC_CONTROL);
+}
+
+/* How the command ended, and what the run reports for it. */
+static void record_end(const siginfo_t *info, bool timed_out, bool disconnected, struct supervise_result *r)
+{
+	if (info->si_code == CLD_EXITED) {
+		r->status_code = info->si_status;
+		r->exit_code = info->si_status;
+		r->ended_by = "exit";
+	} else {
+		r->term_signal = info->si_status;
+		r->core_dumped = info->si_code == CLD_DUMPED;
+		r->exit_code = 128 + info->si_status;
+		r->ended_by = "signal";
+	}
+	/* A stopped run never looks like a success, whatever the command did with the signal. */
+	if (timed_out) {
+		r->ended_by = "timeout";
+		r->exit_code = BPFBOX_EXIT_TIMEOUT;
+	} else if (disconnected) {
+		r->ended_by = "disconnected";
+		r->exit_code = 128 + SIGHUP;
+	} else if (r->cancel_signal) {
+		snprintf(r->ended_buf, sizeof(r->ended_buf), "cancelled:SIG%s", sigabbrev_np(r->cancel_signal));
+		r->ended_by = r->ended_buf;
+		r->exit_code = 128 + r->cancel_signal;
+	}
+}
+
 int supervise(const struct supervise_opts *o, struct supervise_result *r)
 {
-	struct epoll_event ev, evs[5];
+	struct epoll_event evs[5];
 	enum phase phase = RUNNING;
 	bool timed_out = false, disconnected = false;
 	siginfo_t info;
-	int ep, tfd, err = 0, rb_fd = -1;
+	int ep, tfd, err = 0;
 
 	memset(r, 0, sizeof(*r));
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -102,23 +150,7 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 		err = -errno;
 		goto cleanup;
 	}
-	ev.events = EPOLLIN;
-	ev.data.u32 = 0;
-	epoll_ctl(ep, EPOLL_CTL_ADD, o->pidfd, &ev);
-	ev.data.u32 = 1;
-	epoll_ctl(ep, EPOLL_CTL_ADD, o->signal_fd, &ev);
-	ev.data.u32 = 2;
-	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-	if (o->events) {
-		rb_fd = ring_buffer__epoll_fd(o->events);
-		ev.data.u32 = 3;
-		epoll_ctl(ep, EPOLL_CTL_ADD, rb_fd, &ev);
-	}
-	if (o->control && o->control_fd >= 0) {
-		ev.events = EPOLLIN | EPOLLRDHUP;
-		ev.data.u32 = 4;
-		epoll_ctl(ep, EPOLL_CTL_ADD, o->control_fd, &ev);
-	}
+	watch_sources(o, ep, tfd);
 	if (o->timeout_ms > 0)
 		arm(tfd, o->timeout_ms);
 	for (;;) {
@@ -134,16 +166,18 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 			uint64_t ticks;
 
 			switch (evs[i].data.u32) {
-			case 0:
+			case SRC_CHILD:
 				memset(&info, 0, sizeof(info));
-				if (waitid(P_PIDFD, (id_t)o->pidfd, &info, WEXITED | WNOHANG) == 0 && info.si_pid)
-					goto exited;
+				if (waitid(P_PIDFD, (id_t)o->pidfd, &info, WEXITED | WNOHANG) == 0 && info.si_pid) {
+					record_end(&info, timed_out, disconnected, r);
+					goto cleanup;
+				}
 				break;
-			case 1:
+			case SRC_SIGNAL:
 				if (handle_signal(o, phase, r))
 					begin_termination(o, tfd, &phase);
 				break;
-			case 2:
+			case SRC_TIMER:
 				(void)!read(tfd, &ticks, sizeof(ticks));
 				if (phase == RUNNING) {
 					timed_out = true;
@@ -153,10 +187,10 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 					cgroup_kill_all(o->cgroup_path, 0);
 				}
 				break;
-			case 3:
+			case SRC_EVENTS:
 				ring_buffer__consume(o->events);
 				break;
-			case 4: {
+			case SRC_CONTROL: {
 				int sig = o->control(o->control_ctx);
 
 				if (sig > 0 && forward_signal(o, sig, phase, r)) {
@@ -171,30 +205,6 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 			}
 			}
 		}
-	}
-	goto cleanup;
-exited:
-	if (info.si_code == CLD_EXITED) {
-		r->status_code = info.si_status;
-		r->exit_code = info.si_status;
-		r->ended_by = "exit";
-	} else {
-		r->term_signal = info.si_status;
-		r->core_dumped = info.si_code == CLD_DUMPED;
-		r->exit_code = 128 + info.si_status;
-		r->ended_by = "signal";
-	}
-	/* A stopped run never looks like a success, whatever the command did with the signal. */
-	if (timed_out) {
-		r->ended_by = "timeout";
-		r->exit_code = BPFBOX_EXIT_TIMEOUT;
-	} else if (disconnected) {
-		r->ended_by = "disconnected";
-		r->exit_code = 128 + SIGHUP;
-	} else if (r->cancel_signal) {
-		snprintf(r->ended_buf, sizeof(r->ended_buf), "cancelled:SIG%s", sigabbrev_np(r->cancel_signal));
-		r->ended_by = r->ended_buf;
-		r->exit_code = 128 + r->cancel_signal;
 	}
 cleanup:
 	if (tfd >= 0)
