@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "daemon/wire.h"
 #include "exec_caller.h"
+#include "lib/duration.h"
 #include "log/log.h"
 #include "policy/policy.h"
 #include "policy/policy_ceiling.h"
@@ -138,26 +139,6 @@ static void usage(FILE *out)
 		"exit status: the command's; 128+N if it died of signal N, or if bpfbox was\n"
 		"cancelled by SIGINT, SIGTERM or SIGHUP (N); 124 on --timeout; 126 cannot execute;\n"
 		"127 command not found; 125 bpfbox could not set up the sandbox (nothing ran)\n");
-}
-
-int parse_duration(const char *s, long long *ms)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v < 0)
-		return -EINVAL;
-	if (!*end || !strcmp(end, "s"))
-		*ms = (long long)(v * 1000);
-	else if (!strcmp(end, "ms"))
-		*ms = (long long)v;
-	else if (!strcmp(end, "m"))
-		*ms = (long long)(v * 60000);
-	else if (!strcmp(end, "h"))
-		*ms = (long long)(v * 3600000);
-	else
-		return -EINVAL;
-	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct exec_opts *o)
