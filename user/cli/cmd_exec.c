@@ -21,6 +21,7 @@
 #include "daemon/wire.h"
 #include "exec_caller.h"
 #include "lib/duration.h"
+#include "lib/signals.h"
 #include "log/log.h"
 #include "policy/policy.h"
 #include "policy/policy_ceiling.h"
@@ -672,22 +673,14 @@ static void log_exit(struct exec_run *r, const struct supervise_result *res)
 /* Blocks the signals the supervisor handles; the child restores its own mask. */
 static int block_signals(struct exec_run *r)
 {
-	sigset_t set;
+	static const int watch[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, 0 };
+	static const int block_only[] = { SIGPIPE, 0 };
+	int fd = signals_block_to_fd(watch, block_only, &r->old_mask);
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGPIPE);
-	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask))
-		return -errno;
-	sigdelset(&set, SIGPIPE);
-	r->signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
-	return r->signal_fd < 0 ? -errno : 0;
+	if (fd < 0)
+		return fd;
+	r->signal_fd = fd;
+	return 0;
 }
 
 static void exec_teardown(struct exec_run *r)
