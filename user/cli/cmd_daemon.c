@@ -36,6 +36,7 @@
 #include "daemon/refusals.h"
 #include "daemon/wire.h"
 #include "exec_caller.h"
+#include "lib/duration.h"
 #include "log/log.h"
 #include "policy/policy.h"
 #include "sandbox/bpf_state.h"

@@ -21,8 +21,6 @@ int cmd_stop(int argc, char **argv);
 #include <stdio.h>
 #include <sys/types.h>
 
-/* "30s", "5m", "1500ms", "2h" or plain seconds; -EINVAL for anything else. */
-int parse_duration(const char *s, long long *ms);
 /* bpfbox ps's table (or JSON) of every sandbox, or of uid's only. */
 int ps_render(FILE *out, bool json, bool all_users, uid_t uid);
 /* A non-root ps and stop: the daemon answers, for the caller's own sandboxes. */

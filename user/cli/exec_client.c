@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "daemon/wire.h"
 #include "exec_caller.h"
+#include "lib/signals.h"
 
 extern char **environ;
 
@@ -159,22 +160,14 @@ static int open_pty(struct client *c, int *slave, struct errmsg *em)
 
 static int block_signals(struct client *c)
 {
-	sigset_t set;
+	static const int watch[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, 0 };
+	int fd = signals_block_to_fd(watch, NULL, &c->old_mask);
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
-	sigaddset(&set, SIGWINCH);
-	sigaddset(&set, SIGCONT);
-	if (sigprocmask(SIG_BLOCK, &set, &c->old_mask))
-		return -errno;
+	if (fd < 0)
+		return fd;
 	signal(SIGPIPE, SIG_IGN);
-	c->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
-	return c->sig_fd < 0 ? -errno : 0;
+	c->sig_fd = fd;
+	return 0;
 }
 
 /* Copies what one descriptor has to another; false at its end. */
