@@ -25,8 +25,5 @@ int cmd_stop(int argc, char **argv);
 int parse_duration(const char *s, long long *ms);
 /* bpfbox ps's table (or JSON) of every sandbox, or of uid's only. */
 int ps_render(FILE *out, bool json, bool all_users, uid_t uid);
-/* A non-root ps and stop: the daemon answers, for the caller's own sandboxes. */
-int daemon_ask_ps(bool json);
-int daemon_ask_stop(const char *id);
 
 #endif
