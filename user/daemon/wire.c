@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/json_keys.h"
 #include "log/log_level.h"
 #include "wire.h"
 
@@ -37,18 +38,13 @@ void wire_header_make(uint8_t hdr[WIRE_HEADER_LEN], uint32_t len)
 /* Every key of obj must be one of keys[], once. */
 static int check_keys(const cJSON *obj, const char *where, const char *const *keys, struct errmsg *em)
 {
-	for (const cJSON *a = obj->child; a; a = a->next) {
-		bool known = false;
+	bool repeated;
+	const cJSON *m = json_keys_check(obj, keys, &repeated);
 
-		for (size_t i = 0; keys[i] && !known; i++)
-			known = a->string && !strcmp(a->string, keys[i]);
-		if (!known)
-			return errmsg_set(em, -EINVAL, "%s%s: unknown key", where, a->string ? a->string : "?");
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (b->string && !strcmp(a->string, b->string))
-				return errmsg_set(em, -EINVAL, "%s%s: duplicate key", where, a->string);
-	}
-	return 0;
+	if (!m)
+		return 0;
+	return errmsg_set(em, -EINVAL, "%s%s: %s", where, m->string ? m->string : "?",
+			  repeated ? "duplicate key" : "unknown key");
 }
 
 static int get_bool(const cJSON *obj, const char *key, bool *out, struct errmsg *em)
