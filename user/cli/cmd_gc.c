@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* bpfbox ps and bpfbox gc. */
+/* bpfbox gc. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
-#include <cjson/cJSON.h>
 
 #include "commands.h"
 #include "sandbox/bpf_state.h"
@@ -17,79 +15,6 @@
 #include "sandbox/ring_pool.h"
 #include "sandbox/sandbox_gc.h"
 #include "sandbox/sandbox_tmpdir.h"
-
-struct ps_ctx {
-	bool json;
-	bool all_users;
-	uid_t uid; /* without all_users: only this user's sandboxes */
-	FILE *out;
-	cJSON *arr;
-	int count;
-};
-
-static int ps_entry(void *ctx, const struct registry_entry *e)
-{
-	struct ps_ctx *p = ctx;
-	bool alive = registry_alive(e);
-	char when[32];
-	time_t t = (time_t)e->started;
-
-	if (!p->all_users && e->uid != p->uid)
-		return 0;
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-	if (p->json) {
-		cJSON *o = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(o, "id", e->id);
-		cJSON_AddNumberToObject(o, "supervisor_pid", e->supervisor);
-		cJSON_AddNumberToObject(o, "pid", e->child);
-		cJSON_AddStringToObject(o, "command", e->command);
-		cJSON_AddStringToObject(o, "policy", e->policy);
-		cJSON_AddStringToObject(o, "started", when);
-		cJSON_AddStringToObject(o, "state", alive ? "running" : "orphaned");
-		cJSON_AddNumberToObject(o, "uid", e->uid);
-		cJSON_AddItemToArray(p->arr, o);
-	} else {
-		if (!p->count)
-			fprintf(p->out, "%-16s %-8s %-8s %-6s %-20s %-9s %-24s %s\n", "ID", "PID", "SUPERV", "UID",
-				"STARTED", "STATE", "POLICY", "COMMAND");
-		fprintf(p->out, "%-16s %-8d %-8d %-6u %-20s %-9s %-24s %s\n", e->id, e->child, e->supervisor,
-			(unsigned)e->uid, when, alive ? "running" : "orphaned", e->policy, e->command);
-	}
-	p->count++;
-	return 0;
-}
-
-int ps_render(FILE *out, bool json, bool all_users, uid_t uid)
-{
-	struct ps_ctx p = { .json = json, .all_users = all_users, .uid = uid, .out = out };
-	char *text;
-
-	if (p.json)
-		p.arr = cJSON_CreateArray();
-	registry_each(ps_entry, &p);
-	if (p.json) {
-		text = cJSON_PrintUnformatted(p.arr);
-		fprintf(out, "%s\n", text ? text : "[]");
-		cJSON_free(text);
-		cJSON_Delete(p.arr);
-	}
-	return 0;
-}
-
-int cmd_ps(int argc, char **argv)
-{
-	bool json = argc > 1 && !strcmp(argv[1], "--json");
-
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: bpfbox ps [--json]\n  lists live sandboxes: root sees all, other users their own "
-		       "(through the daemon)\n");
-		return 0;
-	}
-	if (geteuid() != 0)
-		return daemon_ask_ps(json);
-	return ps_render(stdout, json, true, 0);
-}
 
 /* Cgroups under bpfbox's parent that no registry entry explains: left by a crash mid-setup. */
 static int gc_stray_cgroups(void)

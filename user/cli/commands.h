@@ -23,10 +23,5 @@ int cmd_stop(int argc, char **argv);
 
 /* bpfbox ps's table (or JSON) of every sandbox, or of uid's only. */
 int ps_render(FILE *out, bool json, bool all_users, uid_t uid);
-/* A non-root ps and stop: the daemon answers, for the caller's own sandboxes. */
-int daemon_ask_ps(bool json);
-int daemon_ask_stop(const char *id);
-/* Stops sandbox id for uid (root: any); 0, or -errno with why in em. */
-int sandbox_stop_for(const char *id, bool any_user, uid_t uid, struct errmsg *em);
 
 #endif

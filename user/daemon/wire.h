@@ -14,6 +14,9 @@
  * The decoders are strict (unknown keys, wrong types, out-of-range numbers,
  * oversized strings and arrays are errors naming the field) and pure, for
  * the unit tests and the fuzz target.
+ *
+ * wire.c holds the frames and descriptor passing, wire_json.c the JSON
+ * bodies (the decoders and encoders).
  */
 #ifndef BPFBOX_DAEMON_WIRE_H
 #define BPFBOX_DAEMON_WIRE_H

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,4 +239,21 @@ int registry_each(int (*fn)(void *ctx, const struct registry_entry *e), void *ct
 	}
 	closedir(dir);
 	return ret;
+}
+
+int sandbox_stop_for(const char *id, bool any_user, uid_t uid, struct errmsg *em)
+{
+	struct registry_entry e;
+
+	/* An id is a registry file name: nothing that could name another path. */
+	if (strncmp(id, "bb-", 3) || strlen(id) > 32 || strspn(id + 3, "0123456789abcdef") != strlen(id + 3))
+		return errmsg_set(em, -EINVAL, "%s: not a sandbox id (bb-...; see bpfbox ps)", id);
+	if (registry_read(id, &e) || (!any_user && e.uid != uid))
+		return errmsg_set(em, -ENOENT, "%s: no such sandbox of yours (see bpfbox ps)", id);
+	if (!registry_alive(&e))
+		return errmsg_set(em, -ESRCH, "%s: its supervisor is gone; bpfbox gc removes it", id);
+	/* The supervisor stops the tree (SIGTERM, SIGKILL after its grace) and reports. */
+	if (kill(e.supervisor, SIGTERM))
+		return errmsg_set(em, -errno, "%s: signalling its supervisor", id);
+	return 0;
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/errmsg.h"
+
 #define REGISTRY_DIR "/run/bpfbox/sandboxes"
 
 struct registry_entry {
@@ -45,5 +47,7 @@ bool registry_alive(const struct registry_entry *e);
 unsigned long long process_start_time(pid_t pid);
 /* Calls fn for every entry; stops when fn returns non-zero. */
 int registry_each(int (*fn)(void *ctx, const struct registry_entry *e), void *ctx);
+/* Stops sandbox id for uid (root: any) by signalling its supervisor; 0, or -errno with why in em. */
+int sandbox_stop_for(const char *id, bool any_user, uid_t uid, struct errmsg *em);
 
 #endif

@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: MIT
+/* The daemon's server: the accept loop, requests, workers, the stop. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "log/log.h"
+#include "passwd_cache.h"
+#include "refusals.h"
+#include "sandbox/bpf_state.h"
+#include "sandbox/registry.h"
+#include "sandbox/sandbox_gc.h"
+#include "server.h"
+
+#define DAEMON_MAX_PENDING 64 /* connections still sending their request */
+#define DAEMON_MAX_PENDING_PER_UID 8
+#define DAEMON_REQUEST_TIMEOUT_S 10
+#define DAEMON_PID_FILE BPFBOX_RUN_DIR "/bpfbox.pid"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define PASSWD_LOOKUPS_PER_S_TEXT STR(PASSWD_LOOKUPS_PER_S)
+
+struct pending {
+	int fd; /* -1: free slot */
+	struct peer peer;
+	time_t deadline;
+	struct wire_reader rd;
+};
+
+struct worker {
+	pid_t pid;
+	uid_t uid; /* the owner it counts under (struct peer) */
+};
+
+struct daemon {
+	const struct daemon_config *o;
+	const struct daemon_handlers *h;
+	struct listener listener;
+	struct log *log;
+	struct bpf_state *bpf;
+	int ep, sig_fd, tick_fd;
+	struct pending pending[DAEMON_MAX_PENDING];
+	struct worker workers[DAEMON_MAX_WORKERS];
+	size_t n_workers;
+	struct refusals refusals; /* what of them reaches the log */
+	struct passwd_cache passwd; /* who has an entry, and its name */
+	bool stopping;
+	time_t stop_at; /* grace over: workers get SIGTERM */
+	time_t kill_at; /* then SIGKILL */
+};
+
+/* A refused or failed request: the answer for the caller, and an event for the administrator unless its uid spent them. */
+static void refuse(struct daemon *d, int fd, const struct peer *p, const char *why)
+{
+	struct log_event *ev;
+	char uid[16];
+
+	wire_send_msg(fd, WIRE_MSG_ERROR, d->o->setup_status, why);
+	if (!refusals_note(&d->refusals, p->owner, time(NULL)))
+		return;
+	ev = log_event_new(LOG_WARN, "event", "process", "denied", "daemon-request-refused", "failure");
+	snprintf(uid, sizeof(uid), "%u", (unsigned)p->owner);
+	log_event_set_str(ev, "user.id", uid);
+	log_event_set_str(ev, "user.name", passwd_cache_name(&d->passwd, p->owner));
+	log_event_set_int(ev, "process.pid", p->pid);
+	if (p->uid != p->owner) {
+		snprintf(uid, sizeof(uid), "%u", (unsigned)p->uid);
+		log_event_set_str(ev, "process.user.id", uid);
+		log_event_message(ev, "request of uid %u (in a user namespace of uid %u) refused: %s", (unsigned)p->uid,
+				  (unsigned)p->owner, why);
+	} else {
+		log_event_message(ev, "request of uid %u refused: %s", (unsigned)p->uid, why);
+	}
+	log_emit(d->log, ev);
+}
+
+/* One window's refusals that were counted, not logged. */
+static void report_refusals(void *ctx, const struct refusal_summary *s)
+{
+	struct daemon *d = ctx;
+	struct log_event *ev = log_event_new(LOG_WARN, "event", "process", "denied", "daemon-refusals-summary",
+					     "failure");
+	char uid[16];
+
+	log_event_set_int(ev, "bpfbox.count", (long long)s->count);
+	log_event_set_int(ev, "event.duration", (long long)s->seconds * 1000000000LL);
+	if (s->other) {
+		log_event_message(ev, "%lu more refusals from other uids (the daemon's table of %d uids was full) in "
+				  "the last %lld s; the first %d were logged in full", s->count, REFUSALS_UIDS,
+				  (long long)s->seconds, REFUSALS_FIRST);
+	} else {
+		snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
+		log_event_set_str(ev, "user.id", uid);
+		log_event_set_str(ev, "user.name", passwd_cache_name(&d->passwd, s->uid));
+		log_event_message(ev, "%lu more refusals from uid %u in the last %lld s; the first %d were logged in "
+				  "full", s->count, (unsigned)s->uid, (long long)s->seconds, REFUSALS_FIRST);
+	}
+	log_emit(d->log, ev);
+}
+
+static void close_pending(struct pending *c)
+{
+	wire_reader_release(&c->rd);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+static size_t workers_of(const struct daemon *d, uid_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n_workers; i++)
+		n += d->workers[i].uid == uid;
+	return n;
+}
+
+/* In the forked worker: nothing of the daemon's but the caller's connection and descriptors. */
+static void worker_close_daemon(struct daemon *d, int keep)
+{
+	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++) {
+		if (d->pending[i].fd == keep)
+			continue;
+		if (d->pending[i].fd >= 0) {
+			wire_reader_release(&d->pending[i].rd);
+			close(d->pending[i].fd);
+		}
+	}
+	close(d->listener.fd);
+	close(d->ep);
+	close(d->sig_fd);
+	close(d->tick_fd);
+}
+
+/* The worker's body: the caller's stdio and working directory, then the run, for the caller. */
+static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, const struct peer *p,
+						  const struct wire_exec *x, const int *fds)
+{
+	struct daemon_run run = { .conn = conn, .peer = p, .exec = x, .fds = fds };
+	char cwd[PATH_MAX];
+	sigset_t none;
+	int status;
+
+	worker_close_daemon(d, conn);
+	/* Not in the daemon's process group or session: a ^C to a foreground daemon spares the sandboxes. */
+	setsid();
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(fds[x->fd_stdin], 0) < 0 || dup2(fds[x->fd_stdout], 1) < 0 || dup2(fds[x->fd_stderr], 2) < 0)
+		_exit(1);
+	/* The directory the caller opened, by its descriptor; its name is the kernel's, not the request's. */
+	if (fchdir(fds[x->fd_cwd]) || !getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "bpfbox: cannot enter the working directory: %s; the command was not run\n",
+			strerror(errno));
+		wire_send_msg(conn, WIRE_MSG_EXIT, d->o->setup_status, NULL);
+		_exit(0);
+	}
+	run.cwd = cwd;
+	log_close(d->log);
+	status = d->h->run(d->h->ctx, &run);
+	if (status < 0)
+		_exit(1);
+	wire_send_msg(conn, WIRE_MSG_EXIT, status, NULL);
+	_exit(0);
+}
+
+static void start_worker(struct daemon *d, struct pending *c, const struct wire_exec *x, const int *fds)
+{
+	char why[256];
+	pid_t pid;
+
+	if (d->o->max_per_user && workers_of(d, c->peer.owner) >= (size_t)d->o->max_per_user) {
+		snprintf(why, sizeof(why),
+			 "uid %u already runs %ld sandboxes, the administrator's limit (bpfbox daemon --max-per-user)",
+			 (unsigned)c->peer.owner, d->o->max_per_user);
+		refuse(d, c->fd, &c->peer, why);
+		return;
+	}
+	if (d->n_workers == DAEMON_MAX_WORKERS) {
+		refuse(d, c->fd, &c->peer, "the daemon runs as many sandboxes as it can; try again later");
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, sizeof(why), "the daemon could not start a worker: %s", strerror(errno));
+		refuse(d, c->fd, &c->peer, why);
+		return;
+	}
+	if (pid == 0)
+		worker_main(d, c->fd, &c->peer, x, fds);
+	d->workers[d->n_workers++] = (struct worker){ pid, c->peer.owner };
+}
+
+static void answer_ps(struct daemon *d, int fd, const struct peer *p, bool json)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f) {
+		wire_send_msg(fd, WIRE_MSG_ERROR, 1, "out of memory");
+		return;
+	}
+	d->h->ps(f, json, p->uid == 0, p->uid);
+	fclose(f);
+	/* The table goes in pieces a control frame can carry. */
+	for (size_t off = 0; off < len;) {
+		char piece[WIRE_MAX_CONTROL - 512];
+		size_t n = len - off < sizeof(piece) - 1 ? len - off : sizeof(piece) - 1;
+
+		memcpy(piece, text + off, n);
+		piece[n] = 0;
+		if (wire_send_msg(fd, WIRE_MSG_TEXT, 0, piece))
+			break;
+		off += n;
+	}
+	free(text);
+	wire_send_msg(fd, WIRE_MSG_EXIT, 0, NULL);
+}
+
+static void handle_request(struct daemon *d, struct pending *c)
+{
+	struct wire_request req;
+	struct errmsg em = { { 0 } };
+	int fds[WIRE_MAX_FDS];
+	size_t n_fds;
+	uint32_t len;
+	char *body = wire_reader_take(&c->rd, &len, fds, &n_fds), why[600];
+
+	if (wire_request_decode(body, len, n_fds, &req, &em)) {
+		snprintf(why, sizeof(why), "bad request: %s", em.text);
+		refuse(d, c->fd, &c->peer, why);
+	} else if (req.op == WIRE_OP_PS) {
+		answer_ps(d, c->fd, &c->peer, req.ps_json);
+	} else if (req.op == WIRE_OP_STOP) {
+		if (sandbox_stop_for(req.stop_id, c->peer.uid == 0, c->peer.uid, &em))
+			wire_send_msg(c->fd, WIRE_MSG_ERROR, 1, em.text);
+		else
+			wire_send_msg(c->fd, WIRE_MSG_EXIT, 0, NULL);
+	} else if (d->stopping) {
+		refuse(d, c->fd, &c->peer, "the daemon is stopping");
+	} else {
+		start_worker(d, c, &req.exec, fds);
+	}
+	/* The worker holds its own copies; the daemon keeps none of the caller's descriptors. */
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
+	wire_request_free(&req);
+	free(body);
+	close_pending(c);
+}
+
+/*
+ * Who may take a slot: a peer whose uid has a passwd entry, counted under
+ * the owner of its user namespace (a user's subordinate uids are that
+ * user's). Checked before the slot is taken; NULL when refused, with why.
+ */
+static const char *admit(struct daemon *d, struct peer *p, char *why, size_t len)
+{
+	int ret = peer_owner(p);
+
+	if (ret == -ESRCH)
+		return "the connecting process is gone";
+	if (ret) {
+		snprintf(why, len, "the user namespace of the connecting process cannot be traced to a user (%s)",
+			 strerror(-ret));
+		return why;
+	}
+	/* The owner's name for the log (cached: one lookup a minute per owner). */
+	if (p->owner != p->uid)
+		passwd_cache_lookup(&d->passwd, p->owner, time(NULL), NULL);
+	ret = passwd_cache_lookup(&d->passwd, p->uid, time(NULL), NULL);
+	if (ret == 0) {
+		snprintf(why, len, "uid %u has no passwd entry (a subordinate uid of a user namespace is not a user "
+			 "the daemon serves)", (unsigned)p->uid);
+		return why;
+	}
+	if (ret == -EAGAIN)
+		return "the daemon looks up at most " PASSWD_LOOKUPS_PER_S_TEXT " new uids a second; try again";
+	if (ret < 0) {
+		snprintf(why, len, "looking up uid %u in the passwd database failed: %s", (unsigned)p->uid,
+			 strerror(-ret));
+		return why;
+	}
+	return NULL;
+}
+
+static void accept_one(struct daemon *d)
+{
+	struct pending *c = NULL;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct peer p;
+	size_t same = 0;
+	char buf[256];
+	const char *why;
+	int fd = accept4(d->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (peer_credentials(fd, &p)) {
+		close(fd);
+		return;
+	}
+	why = admit(d, &p, buf, sizeof(buf));
+	for (size_t i = 0; i < DAEMON_MAX_PENDING && !why; i++) {
+		if (d->pending[i].fd < 0 && !c)
+			c = &d->pending[i];
+		else if (d->pending[i].fd >= 0 && d->pending[i].peer.owner == p.owner)
+			same++;
+	}
+	if (!why && (!c || same >= DAEMON_MAX_PENDING_PER_UID))
+		why = "too many connections are still sending their requests; try again";
+	if (!why && peer_in_sandbox(&p))
+		why = "requests from inside a bpfbox sandbox are refused (a sandbox cannot start another outside "
+		      "itself)";
+	peer_release(&p);
+	if (why) {
+		refuse(d, fd, &p, why);
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->peer = p;
+	c->deadline = time(NULL) + DAEMON_REQUEST_TIMEOUT_S;
+	wire_reader_init(&c->rd, WIRE_MAX_REQUEST);
+	ev.data.u64 = (uint64_t)(c - d->pending) + 16;
+	epoll_ctl(d->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void read_pending(struct daemon *d, struct pending *c)
+{
+	int ret = wire_reader_read(&c->rd, c->fd);
+	char why[160];
+
+	if (ret == 0)
+		return;
+	if (ret == 1) {
+		handle_request(d, c);
+		return;
+	}
+	if (ret != -EPIPE) {
+		snprintf(why, sizeof(why), "bad request: %s",
+			 ret == -EMSGSIZE ? "larger than the daemon accepts"
+			 : ret == -E2BIG  ? "more descriptors than the daemon accepts"
+			 : ret == -EPROTO ? "not a bpfbox request (bad frame)"
+					  : strerror(-ret));
+		refuse(d, c->fd, &c->peer, why);
+	}
+	close_pending(c);
+}
+
+static void reap_workers(struct daemon *d)
+{
+	pid_t pid;
+
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		for (size_t i = 0; i < d->n_workers; i++)
+			if (d->workers[i].pid == pid) {
+				d->workers[i] = d->workers[--d->n_workers];
+				break;
+			}
+}
+
+static int open_log(struct daemon *d)
+{
+	struct log_config cfg = { .min_level = LOG_INFO, .format = LOG_FORMAT_JSON, .fd = d->o->log_fd,
+				  .file_path = d->o->log_file };
+	struct log *log;
+	char dir[PATH_MAX];
+	int err;
+
+	if (d->o->log_file) {
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", d->o->log_file);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			mkdir(dir, 0750);
+		}
+	}
+	err = log_open(&cfg, &log);
+	if (err)
+		return err;
+	log_close(d->log);
+	d->log = log;
+	return 0;
+}
+
+/* What gc left of a dead supervisor's sandbox, for the administrator. */
+static void gc_note(void *ctx, const char *text)
+{
+	struct daemon *d = ctx;
+
+	log_msg(d->log, LOG_WARN, "warning", "gc: %s", text);
+}
+
+static void begin_stop(struct daemon *d, int sig)
+{
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	listener_close(&d->listener);
+	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++)
+		if (d->pending[i].fd >= 0)
+			close_pending(&d->pending[i]);
+	d->stop_at = time(NULL) + (time_t)((d->o->stop_grace_ms + 999) / 1000);
+	log_msg(d->log, LOG_INFO, "daemon-stop",
+		"daemon stopping (SIG%s): %zu running sandbox(es) have %lld ms to finish", sigabbrev_np(sig),
+		d->n_workers, d->o->stop_grace_ms);
+}
+
+/* Once a second: requests too slow to arrive, and the stop's grace. */
+static bool tick(struct daemon *d)
+{
+	time_t now = time(NULL);
+
+	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++) {
+		struct pending *c = &d->pending[i];
+
+		if (c->fd >= 0 && now >= c->deadline) {
+			refuse(d, c->fd, &c->peer, "the request did not arrive in time");
+			close_pending(c);
+		}
+	}
+	refusals_flush(&d->refusals, now, false, report_refusals, d);
+	if (!d->stopping)
+		return true;
+	if (!d->n_workers)
+		return false;
+	if (!d->kill_at && now >= d->stop_at) {
+		/* Each worker stops its tree as on a cancel: SIGTERM, SIGKILL after its grace. */
+		for (size_t i = 0; i < d->n_workers; i++)
+			kill(d->workers[i].pid, SIGTERM);
+		d->kill_at = now + 10;
+	} else if (d->kill_at && now >= d->kill_at) {
+		for (size_t i = 0; i < d->n_workers; i++)
+			kill(d->workers[i].pid, SIGKILL);
+		reap_workers(d);
+		sandbox_gc_dead(d->bpf, false, gc_note, d);
+		return d->n_workers != 0;
+	}
+	return true;
+}
+
+/* The log, the shared BPF state and the registry, and what earlier runs left behind. */
+static int setup_state(struct daemon *d, struct errmsg *em)
+{
+	struct errmsg why = { { 0 } };
+	int err;
+
+	err = open_log(d);
+	if (err)
+		return errmsg_set(em, err, "opening the log %s", d->o->log_file ? d->o->log_file : "(fd)");
+	if (!getenv("BPFBOX_DEBUG_BPF"))
+		libbpf_set_print(NULL);
+	/* The shared programs stay loaded and pinned while the daemon runs; none is started without them. */
+	err = bpf_state_open(&d->bpf, &why);
+	if (err) {
+		errmsg_set(em, 0, "BPF-LSM enforcement is not available: %s (bpfbox doctor says how to fix the host)",
+			   why.text);
+		return err;
+	}
+	/* The registry holds every caller's command line: root's alone, whatever an older bpfbox left. */
+	err = registry_secure(true);
+	if (err) {
+		errmsg_set(em, 0, "making %s root's alone (0700, entries 0600): %s; it must be a directory owned by root",
+			   REGISTRY_DIR, strerror(-err));
+		return err;
+	}
+	/* What a daemon or a supervisor killed earlier left behind. */
+	sandbox_gc_dead(d->bpf, false, gc_note, d);
+	return 0;
+}
+
+/* Signals, the tick and the socket, all in one epoll set; then the pid file and the start event. */
+static int setup_loop(struct daemon *d, struct errmsg *em)
+{
+	struct itimerspec its = { { 1, 0 }, { 1, 0 } };
+	struct listen_opts lo = { d->o->socket, d->o->socket_mode, d->o->socket_group };
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t set;
+	FILE *pf;
+	int err;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	d->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	d->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sig_fd < 0 || d->tick_fd < 0 || d->ep < 0)
+		return -errno;
+	err = listener_open(&lo, &d->listener, em);
+	if (err)
+		return err;
+	timerfd_settime(d->tick_fd, 0, &its, NULL);
+	ev.data.u64 = 0;
+	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->listener.fd, &ev);
+	ev.data.u64 = 1;
+	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->sig_fd, &ev);
+	ev.data.u64 = 2;
+	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->tick_fd, &ev);
+	pf = fopen(DAEMON_PID_FILE, "we");
+	if (pf) {
+		fprintf(pf, "%d\n", (int)getpid());
+		fclose(pf);
+	}
+	log_msg(d->log, LOG_INFO, "daemon-start",
+		"daemon listening on %s%s, ceiling %s, at most %ld sandbox(es) per user, quota %s",
+		d->listener.activated ? "the socket systemd passed" : d->o->socket, d->listener.activated ? "" : "",
+		d->o->config, d->o->max_per_user, d->o->quota);
+	return 0;
+}
+
+static void handle_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap_workers(d);
+			break;
+		case SIGHUP:
+			if (open_log(d))
+				fprintf(stderr, "bpfbox: daemon: reopening the log failed; writing to the old one\n");
+			else
+				log_msg(d->log, LOG_INFO, "daemon-log-reopened", "log reopened (SIGHUP)");
+			break;
+		default:
+			begin_stop(d, (int)si.ssi_signo);
+		}
+		/* One signal per wake-up is enough: the descriptor stays readable for the rest. */
+		break;
+	}
+}
+
+/* Runs until the stop is over: 0, or -errno when waiting failed. */
+static int loop(struct daemon *d)
+{
+	for (bool running = true; running;) {
+		struct epoll_event evs[16];
+		int n = epoll_wait(d->ep, evs, 16, -1);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			uint64_t k = evs[i].data.u64, ticks;
+
+			if (k == 0 && !d->stopping)
+				accept_one(d);
+			else if (k == 1)
+				handle_signals(d);
+			else if (k == 2) {
+				(void)!read(d->tick_fd, &ticks, sizeof(ticks));
+				running = tick(d);
+			} else if (k >= 16 && d->pending[k - 16].fd >= 0)
+				read_pending(d, &d->pending[k - 16]);
+		}
+		if (d->stopping && !d->n_workers)
+			running = false;
+	}
+	return 0;
+}
+
+int daemon_serve(const struct daemon_config *cfg, const struct daemon_handlers *h, struct errmsg *em)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	d->o = cfg;
+	d->h = h;
+	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++)
+		d->pending[i].fd = -1;
+	refusals_init(&d->refusals);
+	passwd_cache_init(&d->passwd);
+	d->listener.fd = d->ep = d->sig_fd = d->tick_fd = -1;
+	err = setup_state(d, em);
+	if (!err)
+		err = setup_loop(d, em);
+	if (err)
+		goto cleanup;
+	err = loop(d);
+	refusals_flush(&d->refusals, time(NULL), true, report_refusals, d);
+	log_msg(d->log, LOG_INFO, "daemon-exit", "daemon stopped");
+cleanup:
+	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++)
+		if (d->pending[i].fd >= 0)
+			close_pending(&d->pending[i]);
+	listener_close(&d->listener);
+	unlink(DAEMON_PID_FILE);
+	bpf_state_close(d->bpf);
+	log_close(d->log);
+	free(d);
+	return err;
+}
