@@ -119,6 +119,12 @@ struct proxy_conn {
 	size_t hr_len;
 };
 
+/* The client speaks SOCKS (5 or 4): its answers are SOCKS replies. */
+static inline bool proxy_conn_is_socks(const struct proxy_conn *c)
+{
+	return c->proto == PP_SOCKS5 || c->proto == PP_SOCKS4;
+}
+
 /* proxy_conn.c: what a connection may ask of its proxy. */
 unsigned long long proxy_now(const struct proxy *p);
 unsigned proxy_idle_ms(const struct proxy *p);

@@ -35,27 +35,10 @@ static void consume(struct proxy_buf *b, size_t n)
 	b->len -= n;
 }
 
-static void reply_socks(struct proxy_conn *c, unsigned char rep, const char *error, bool close)
-{
-	unsigned char b[10];
-	size_t n;
-
-	if (c->proto == PP_SOCKS4)
-		n = proxy_socks4_reply(b, rep == SOCKS5_REP_OK ? SOCKS4_REP_OK : SOCKS4_REP_REJECT);
-	else
-		n = proxy_socks5_reply(b, rep);
-	proxy_reply_bytes(c, b, n, c->proto == PP_SOCKS4 ? b[1] : rep, error, close);
-}
-
-static bool is_socks(const struct proxy_conn *c)
-{
-	return c->proto == PP_SOCKS5 || c->proto == PP_SOCKS4;
-}
-
 static void reply_bad_request(struct proxy_conn *c, const char *why)
 {
-	if (is_socks(c))
-		reply_socks(c, SOCKS5_REP_DENIED, why, true);
+	if (proxy_conn_is_socks(c))
+		proxy_reply_socks(c, SOCKS5_REP_DENIED, why, true);
 	else
 		proxy_reply_http(c, 400, "Bad Request", NULL, "Bad Request", why);
 }
@@ -64,8 +47,8 @@ static void reply_denied(struct proxy_conn *c)
 {
 	char reason[sizeof(c->reason)];
 
-	if (is_socks(c)) {
-		reply_socks(c, SOCKS5_REP_DENIED, "denied by policy", true);
+	if (proxy_conn_is_socks(c)) {
+		proxy_reply_socks(c, SOCKS5_REP_DENIED, "denied by policy", true);
 		return;
 	}
 	/* CONNECT shows the policy's reason phrase; a plain request says Forbidden. */
@@ -78,8 +61,8 @@ static void reply_guard(struct proxy_conn *c, const char *error)
 {
 	/* The name was allowed, the place it leads to is not. */
 	c->allowed = false;
-	if (is_socks(c))
-		reply_socks(c, SOCKS5_REP_DENIED, error, true);
+	if (proxy_conn_is_socks(c))
+		proxy_reply_socks(c, SOCKS5_REP_DENIED, error, true);
 	else
 		proxy_reply_http(c, 403, "Forbidden", PROXY_XERR_GUARD, PROXY_BODY_GUARD, error);
 }
@@ -96,11 +79,11 @@ static void reply_dial_failed(struct proxy_conn *c, int err, const char *what)
 	if (c->proto == PP_TRANSPARENT)
 		proxy_conn_close(c, msg); /* TLS or a raw protocol: no answer of ours makes sense */
 	else if (c->proto == PP_SOCKS5)
-		reply_socks(c, !err ? SOCKS5_REP_FAIL : err == -ECONNREFUSED ? SOCKS5_REP_REFUSED :
-			       err == -ENETUNREACH ? SOCKS5_REP_NETUNREACH :
-			       SOCKS5_REP_HOSTUNREACH, msg, true);
+		proxy_reply_socks(c, !err ? SOCKS5_REP_FAIL : err == -ECONNREFUSED ? SOCKS5_REP_REFUSED :
+				  err == -ENETUNREACH ? SOCKS5_REP_NETUNREACH :
+				  SOCKS5_REP_HOSTUNREACH, msg, true);
 	else if (c->proto == PP_SOCKS4)
-		reply_socks(c, SOCKS5_REP_FAIL, msg, true);
+		proxy_reply_socks(c, SOCKS5_REP_FAIL, msg, true);
 	else
 		proxy_reply_http(c, 502, "Bad Gateway", NULL, "Upstream connection failed", msg);
 }
@@ -435,10 +418,10 @@ static bool negotiate(struct proxy_conn *c)
 		if (n < 0) {
 			set_str(c->host, sizeof(c->host), r.host);
 			c->port = r.port;
-			reply_socks(c, rep, rep == SOCKS5_REP_CMD ? "unsupported SOCKS5 command" :
-				    rep == SOCKS5_REP_ATYP ? "unsupported SOCKS5 address type" :
-				    rep == SOCKS5_REP_DENIED ? "malformed SOCKS5 destination" :
-				    "malformed SOCKS5 request", true);
+			proxy_reply_socks(c, rep, rep == SOCKS5_REP_CMD ? "unsupported SOCKS5 command" :
+					  rep == SOCKS5_REP_ATYP ? "unsupported SOCKS5 address type" :
+					  rep == SOCKS5_REP_DENIED ? "malformed SOCKS5 destination" :
+					  "malformed SOCKS5 request", true);
 			return true;
 		}
 		socks_target(c, &r, (size_t)n);
@@ -453,8 +436,8 @@ static bool negotiate(struct proxy_conn *c)
 			set_str(c->method, sizeof(c->method), r.cmd == 2 ? "BIND" : "CONNECT");
 			set_str(c->host, sizeof(c->host), r.host);
 			c->port = r.port;
-			reply_socks(c, SOCKS5_REP_FAIL, "malformed or unsupported SOCKS4 request",
-				    true);
+			proxy_reply_socks(c, SOCKS5_REP_FAIL, "malformed or unsupported SOCKS4 request",
+					  true);
 			return true;
 		}
 		socks_target(c, &r, (size_t)n);
@@ -549,8 +532,8 @@ void proxy_session_established(struct proxy_conn *c, const void *early, size_t n
 		static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
 
 		proxy_reply_bytes(c, ok, sizeof(ok) - 1, 200, NULL, false);
-	} else if (is_socks(c)) {
-		reply_socks(c, SOCKS5_REP_OK, NULL, false);
+	} else if (proxy_conn_is_socks(c)) {
+		proxy_reply_socks(c, SOCKS5_REP_OK, NULL, false);
 	}
 }
 
