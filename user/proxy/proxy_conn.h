@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One client connection and the proxy it lives in: what the event loop,
- * the session (negotiation, decision, dial) and the relay all touch. The
- * loop drives sessions, sessions drive the relay; the services below are
- * what both may ask of the proxy, so neither calls back up into the loop.
+ * the session (negotiation, decision), the way upstream (dial, parent) and
+ * the relay all touch. The loop drives sessions, sessions drive the way
+ * upstream and the relay; the services below are what all may ask of the
+ * proxy, so none calls back up into the loop.
  */
 #ifndef BPFBOX_PROXY_CONN_H
 #define BPFBOX_PROXY_CONN_H
