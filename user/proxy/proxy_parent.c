@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The handshake with the host's proxy. Every connection reaching this point
+ * The handshake with the host's proxy, its messages, and the rewrite of a
+ * forwarded HTTP head for an HTTP parent. Every connection reaching this point
  * was decided by name (and its literal, if any, guarded) exactly as without
  * a parent; the parent is only asked to reach that name, so it resolves it
  * and the sandbox's DNS never asks upstream for it.

@@ -2,8 +2,9 @@
 /*
  * One explicit client's way from its first byte to a decision: protocol
  * sniffing, HTTP and SOCKS negotiation, the policy decision and the answers
- * to malformed or refused requests; then the steps of each state, the way
- * upstream itself being proxy_upstream.c's.
+ * to malformed or refused requests. proxy_upstream.c takes a decided
+ * connection on; proxy_session_step runs the step of every state, the
+ * transparent path's, the parent's and the relay's included.
  */
 #include <errno.h>
 #include <stdio.h>
