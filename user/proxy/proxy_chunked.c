@@ -34,113 +34,118 @@ static bool line_char(unsigned char c)
 	return c == '\t' || (c >= 0x20 && c != 0x7f);
 }
 
+/* One byte of the framing around the data (every state but CH_DATA); -EBADMSG. */
+static int frame_byte(struct proxy_chunked *d, char c)
+{
+	switch (d->state) {
+	case CH_SIZE:
+		if (hexval(c) >= 0) {
+			if (++d->digits > CH_MAX_DIGITS)
+				return -EBADMSG;
+			d->left = d->left * 16 + (unsigned long long)hexval(c);
+		} else if (!d->digits) {
+			return -EBADMSG;
+		} else if (c == ';' || c == ' ' || c == '\t') {
+			d->state = CH_EXT;
+		} else if (c == '\r') {
+			d->state = CH_SIZE_LF;
+		} else {
+			return -EBADMSG;
+		}
+		return 0;
+	case CH_EXT:
+		if (c == '\r')
+			d->state = CH_SIZE_LF;
+		else if (!line_char((unsigned char)c) || ++d->line > CH_MAX_EXT)
+			return -EBADMSG;
+		return 0;
+	case CH_SIZE_LF:
+		if (c != '\n')
+			return -EBADMSG;
+		d->state = d->left ? CH_DATA : CH_TRAILER_START;
+		return 0;
+	case CH_DATA_CR:
+		if (c != '\r')
+			return -EBADMSG;
+		d->state = CH_DATA_LF;
+		return 0;
+	case CH_DATA_LF:
+		if (c != '\n')
+			return -EBADMSG;
+		d->state = CH_SIZE;
+		d->digits = 0;
+		d->line = 0;
+		return 0;
+	case CH_TRAILER_START:
+		if (c == '\r') {
+			d->state = CH_END_LF;
+		} else if (c == ' ' || c == '\t' || !line_char((unsigned char)c)) {
+			return -EBADMSG;	/* obs-fold or control byte */
+		} else {
+			d->state = CH_TRAILER;
+			if (++d->trailer > CH_MAX_TRAILERS)
+				return -EBADMSG;
+		}
+		return 0;
+	case CH_TRAILER:
+		if (c == '\r')
+			d->state = CH_TRAILER_LF;
+		else if (!line_char((unsigned char)c) || ++d->trailer > CH_MAX_TRAILERS)
+			return -EBADMSG;
+		return 0;
+	case CH_TRAILER_LF:
+		if (c != '\n')
+			return -EBADMSG;
+		d->state = CH_TRAILER_START;
+		return 0;
+	case CH_END_LF:
+		if (c != '\n')
+			return -EBADMSG;
+		d->state = CH_DONE;
+		return 0;
+	}
+	return 0;
+}
+
+/* Copies what fits of the current chunk's data; 0 when out is full. */
+static size_t data_bytes(struct proxy_chunked *d, const char *in, size_t inlen, char *out, size_t outcap,
+			 size_t *produced)
+{
+	size_t n = inlen;
+
+	if (n > d->left)
+		n = (size_t)d->left;
+	if (n > outcap - *produced)
+		n = outcap - *produced;
+	if (!n)
+		return 0;
+	memcpy(out + *produced, in, n);
+	*produced += n;
+	d->left -= n;
+	if (!d->left)
+		d->state = CH_DATA_CR;
+	return n;
+}
+
 int proxy_chunked_decode(struct proxy_chunked *d, const char *in, size_t inlen, size_t *used,
 			 char *out, size_t outcap, size_t *produced)
 {
-	size_t i = 0;
+	size_t i = 0, n;
 
 	*produced = 0;
 	while (i < inlen && d->state != CH_DONE) {
-		char c = in[i];
-
-		switch (d->state) {
-		case CH_SIZE:
-			if (hexval(c) >= 0) {
-				if (++d->digits > CH_MAX_DIGITS)
-					goto bad;
-				d->left = d->left * 16 + (unsigned long long)hexval(c);
-			} else if (!d->digits) {
-				goto bad;
-			} else if (c == ';' || c == ' ' || c == '\t') {
-				d->state = CH_EXT;
-			} else if (c == '\r') {
-				d->state = CH_SIZE_LF;
-			} else {
-				goto bad;
-			}
-			i++;
-			break;
-		case CH_EXT:
-			if (c == '\r')
-				d->state = CH_SIZE_LF;
-			else if (!line_char((unsigned char)c) || ++d->line > CH_MAX_EXT)
-				goto bad;
-			i++;
-			break;
-		case CH_SIZE_LF:
-			if (c != '\n')
-				goto bad;
-			d->state = d->left ? CH_DATA : CH_TRAILER_START;
-			i++;
-			break;
-		case CH_DATA: {
-			size_t n = inlen - i;
-
-			if (n > d->left)
-				n = (size_t)d->left;
-			if (n > outcap - *produced)
-				n = outcap - *produced;
+		if (d->state == CH_DATA) {
+			n = data_bytes(d, in + i, inlen - i, out, outcap, produced);
 			if (!n)
-				goto out;	/* output full */
-			memcpy(out + *produced, in + i, n);
-			*produced += n;
+				break;	/* output full */
 			i += n;
-			d->left -= n;
-			if (!d->left)
-				d->state = CH_DATA_CR;
-			break;
-		}
-		case CH_DATA_CR:
-			if (c != '\r')
-				goto bad;
-			d->state = CH_DATA_LF;
+		} else if (frame_byte(d, in[i])) {
+			*used = i;
+			return -EBADMSG;
+		} else {
 			i++;
-			break;
-		case CH_DATA_LF:
-			if (c != '\n')
-				goto bad;
-			d->state = CH_SIZE;
-			d->digits = 0;
-			d->line = 0;
-			i++;
-			break;
-		case CH_TRAILER_START:
-			if (c == '\r') {
-				d->state = CH_END_LF;
-			} else if (c == ' ' || c == '\t' || !line_char((unsigned char)c)) {
-				goto bad;	/* obs-fold or control byte */
-			} else {
-				d->state = CH_TRAILER;
-				if (++d->trailer > CH_MAX_TRAILERS)
-					goto bad;
-			}
-			i++;
-			break;
-		case CH_TRAILER:
-			if (c == '\r')
-				d->state = CH_TRAILER_LF;
-			else if (!line_char((unsigned char)c) || ++d->trailer > CH_MAX_TRAILERS)
-				goto bad;
-			i++;
-			break;
-		case CH_TRAILER_LF:
-			if (c != '\n')
-				goto bad;
-			d->state = CH_TRAILER_START;
-			i++;
-			break;
-		case CH_END_LF:
-			if (c != '\n')
-				goto bad;
-			d->state = CH_DONE;
-			i++;
-			break;
 		}
 	}
-out:
 	*used = i;
 	return d->state == CH_DONE;
-bad:
-	*used = i;
-	return -EBADMSG;
 }

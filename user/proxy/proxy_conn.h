@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One client connection and the proxy it lives in: what the event loop,
- * the session (negotiation, decision, dial) and the relay all touch. The
- * loop drives sessions, sessions drive the relay; the services below are
- * what both may ask of the proxy, so neither calls back up into the loop.
+ * the session (negotiation, decision), the way upstream (dial, parent) and
+ * the relay all touch. The loop drives sessions, sessions drive the way
+ * upstream and the relay; the services below are what all may ask of the
+ * proxy, so none calls back up into the loop.
  */
 #ifndef BPFBOX_PROXY_CONN_H
 #define BPFBOX_PROXY_CONN_H
@@ -118,6 +119,12 @@ struct proxy_conn {
 	unsigned char hr[2048];
 	size_t hr_len;
 };
+
+/* The client speaks SOCKS (5 or 4): its answers are SOCKS replies. */
+static inline bool proxy_conn_is_socks(const struct proxy_conn *c)
+{
+	return c->proto == PP_SOCKS5 || c->proto == PP_SOCKS4;
+}
 
 /* proxy_conn.c: what a connection may ask of its proxy. */
 unsigned long long proxy_now(const struct proxy *p);

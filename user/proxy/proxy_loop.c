@@ -24,6 +24,7 @@
 #include "proxy_canon.h"
 #include "proxy_conn.h"
 #include "proxy_session.h"
+#include "proxy_upstream.h"
 
 #define TAG_LISTEN 1ULL
 #define TAG_WAKE 2ULL
@@ -281,7 +282,7 @@ static void take_resolved(struct proxy *p)
 
 		if (c) {
 			c->job = NULL;
-			proxy_session_resolved(c, job);
+			proxy_upstream_resolved(c, job);
 			if (c->st != PS_DEAD)
 				pump(c);
 		}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The handshake with the host's proxy. Every connection reaching this point
+ * The handshake with the host's proxy, its messages, and the rewrite of a
+ * forwarded HTTP head for an HTTP parent. Every connection reaching this point
  * was decided by name (and its literal, if any, guarded) exactly as without
  * a parent; the parent is only asked to reach that name, so it resolves it
  * and the sandbox's DNS never asks upstream for it.
@@ -13,7 +14,8 @@
 #include <sys/socket.h>
 
 #include "proxy_parent.h"
-#include "proxy_session.h"
+#include "proxy_reply.h"
+#include "proxy_upstream.h"
 
 enum { PSTEP_HTTP_CONNECT = 1, PSTEP_SOCKS_GREET, PSTEP_SOCKS_AUTH, PSTEP_SOCKS_CONNECT };
 
@@ -157,6 +159,19 @@ ssize_t proxy_parent_absolute(char *head, size_t len, size_t cap, const char *ho
 	return (ssize_t)(len + (size_t)pn + (size_t)an);
 }
 
+ssize_t proxy_parent_head(struct proxy_conn *c, ssize_t n)
+{
+	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
+
+	if (!pp || pp->kind != PROXY_PARENT_HTTP)
+		return n;
+	n = proxy_parent_absolute(c->up.data, (size_t)n, c->up.cap, c->host, c->port, pp->authorization);
+	if (n < 0)
+		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
+				 "Request Header Fields Too Large", "rebuilt request too large");
+	return n;
+}
+
 __attribute__((format(printf, 2, 3))) static void fail(struct proxy_conn *c, const char *fmt, ...)
 {
 	char msg[120];
@@ -165,7 +180,7 @@ __attribute__((format(printf, 2, 3))) static void fail(struct proxy_conn *c, con
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	proxy_session_upstream_failed(c, 0, msg);
+	proxy_upstream_failed(c, 0, msg);
 }
 
 static void queue(struct proxy_conn *c, const void *b, size_t n, int step)
@@ -293,7 +308,7 @@ static bool on_reply(struct proxy_conn *c)
 		return false;
 	}
 	/* The tunnel is up: what the parent sent past its answer is the destination's. */
-	proxy_session_established(c, c->hr + used, c->hr_len - used);
+	proxy_upstream_established(c, c->hr + used, c->hr_len - used);
 	return true;
 }
 
@@ -312,7 +327,7 @@ bool proxy_parent_step(struct proxy_conn *c)
 		} else if (n < 0 && errno == EINTR) {
 			continue;
 		} else {
-			proxy_session_upstream_failed(c, -errno, "parent proxy: send failed");
+			proxy_upstream_failed(c, -errno, "parent proxy: send failed");
 			return true;
 		}
 	}
@@ -341,7 +356,7 @@ bool proxy_parent_step(struct proxy_conn *c)
 		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			c->urd = false;
 		} else if (errno != EINTR) {
-			proxy_session_upstream_failed(c, -errno, "parent proxy: read failed");
+			proxy_upstream_failed(c, -errno, "parent proxy: read failed");
 			return true;
 		}
 	}

@@ -43,6 +43,12 @@ ssize_t proxy_parent_absolute(char *head, size_t len, size_t cap, const char *ho
 			      const char *authorization);
 
 /*
+ * A forwarded HTTP head of n bytes in c->up, rewritten for an HTTP parent
+ * (absolute-form, Proxy-Authorization); n unchanged without one. Negative
+ * when it does not fit (the client has been answered).
+ */
+ssize_t proxy_parent_head(struct proxy_conn *c, ssize_t n);
+/*
  * The parent is connected: starts its handshake (PS_PARENT), or, for a
  * forwarded HTTP request through an HTTP parent, needs none. Returns true
  * when the connection is ready to relay now.

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "proxy_reply.h"
+#include "proxy_socks.h"
 
 static void set_str(char *dst, size_t cap, const char *src)
 {
@@ -40,4 +41,16 @@ void proxy_reply_http(struct proxy_conn *c, unsigned status, const char *reason,
 		n = snprintf(buf, sizeof(buf), "HTTP/1.1 %u %s\r\nConnection: close\r\n\r\n",
 			     status, "Error");
 	proxy_reply_bytes(c, buf, (size_t)n, (int)status, error, true);
+}
+
+void proxy_reply_socks(struct proxy_conn *c, unsigned char rep, const char *error, bool then_close)
+{
+	unsigned char b[10];
+	size_t n;
+
+	if (c->proto == PP_SOCKS4)
+		n = proxy_socks4_reply(b, rep == SOCKS5_REP_OK ? SOCKS4_REP_OK : SOCKS4_REP_REJECT);
+	else
+		n = proxy_socks5_reply(b, rep);
+	proxy_reply_bytes(c, b, n, c->proto == PP_SOCKS4 ? b[1] : rep, error, then_close);
 }

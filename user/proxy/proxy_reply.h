@@ -13,5 +13,7 @@ void proxy_reply_http(struct proxy_conn *c, unsigned status, const char *reason,
 /* Queues bytes for the client; then_close: nothing follows, the upstream is dropped. */
 void proxy_reply_bytes(struct proxy_conn *c, const void *b, size_t n, int status,
 		       const char *error, bool then_close);
+/* A SOCKS reply in the client's version; rep is a SOCKS5 code (SOCKS4 says granted or rejected). */
+void proxy_reply_socks(struct proxy_conn *c, unsigned char rep, const char *error, bool then_close);
 
 #endif

@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * One client's way from its first byte to a relay: protocol sniffing,
- * request parsing, the policy decision, resolution with the address guard,
- * the dial, and every answer the client can get on the way.
+ * One explicit client's way from its first byte to a decision: protocol
+ * sniffing, HTTP and SOCKS negotiation, the policy decision and the answers
+ * to malformed or refused requests. proxy_upstream.c takes a decided
+ * connection on; proxy_session_step runs the step of every state, the
+ * transparent path's, the parent's and the relay's included.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proxy_canon.h"
 #include "proxy_conn.h"
-#include "proxy_dial.h"
 #include "proxy_parent.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
 #include "proxy_session.h"
 #include "proxy_socks.h"
+#include "proxy_transparent.h"
+#include "proxy_upstream.h"
 
 #define LINGER_MS 2000
 
@@ -35,27 +35,10 @@ static void consume(struct proxy_buf *b, size_t n)
 	b->len -= n;
 }
 
-static void reply_socks(struct proxy_conn *c, unsigned char rep, const char *error, bool close)
-{
-	unsigned char b[10];
-	size_t n;
-
-	if (c->proto == PP_SOCKS4)
-		n = proxy_socks4_reply(b, rep == SOCKS5_REP_OK ? SOCKS4_REP_OK : SOCKS4_REP_REJECT);
-	else
-		n = proxy_socks5_reply(b, rep);
-	proxy_reply_bytes(c, b, n, c->proto == PP_SOCKS4 ? b[1] : rep, error, close);
-}
-
-static bool is_socks(const struct proxy_conn *c)
-{
-	return c->proto == PP_SOCKS5 || c->proto == PP_SOCKS4;
-}
-
 static void reply_bad_request(struct proxy_conn *c, const char *why)
 {
-	if (is_socks(c))
-		reply_socks(c, SOCKS5_REP_DENIED, why, true);
+	if (proxy_conn_is_socks(c))
+		proxy_reply_socks(c, SOCKS5_REP_DENIED, why, true);
 	else
 		proxy_reply_http(c, 400, "Bad Request", NULL, "Bad Request", why);
 }
@@ -64,45 +47,14 @@ static void reply_denied(struct proxy_conn *c)
 {
 	char reason[sizeof(c->reason)];
 
-	if (is_socks(c)) {
-		reply_socks(c, SOCKS5_REP_DENIED, "denied by policy", true);
+	if (proxy_conn_is_socks(c)) {
+		proxy_reply_socks(c, SOCKS5_REP_DENIED, "denied by policy", true);
 		return;
 	}
 	/* CONNECT shows the policy's reason phrase; a plain request says Forbidden. */
 	proxy_sanitise_reason(c->proto == PP_CONNECT ? c->reason : NULL, reason, sizeof(reason));
 	proxy_reply_http(c, 403, reason, PROXY_XERR_ALLOWLIST, PROXY_BODY_ALLOWLIST,
 			 "denied by policy");
-}
-
-static void reply_guard(struct proxy_conn *c, const char *error)
-{
-	/* The name was allowed, the place it leads to is not. */
-	c->allowed = false;
-	if (is_socks(c))
-		reply_socks(c, SOCKS5_REP_DENIED, error, true);
-	else
-		proxy_reply_http(c, 403, "Forbidden", PROXY_XERR_GUARD, PROXY_BODY_GUARD, error);
-}
-
-static void reply_dial_failed(struct proxy_conn *c, int err, const char *what)
-{
-	char msg[sizeof(c->error)];
-
-	/* err 0: what says it all (a parent proxy's refusal has no errno). */
-	if (err)
-		snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err < 0 ? -err : err));
-	else
-		snprintf(msg, sizeof(msg), "%s", what);
-	if (c->proto == PP_TRANSPARENT)
-		proxy_conn_close(c, msg); /* TLS or a raw protocol: no answer of ours makes sense */
-	else if (c->proto == PP_SOCKS5)
-		reply_socks(c, !err ? SOCKS5_REP_FAIL : err == -ECONNREFUSED ? SOCKS5_REP_REFUSED :
-			       err == -ENETUNREACH ? SOCKS5_REP_NETUNREACH :
-			       SOCKS5_REP_HOSTUNREACH, msg, true);
-	else if (c->proto == PP_SOCKS4)
-		reply_socks(c, SOCKS5_REP_FAIL, msg, true);
-	else
-		proxy_reply_http(c, 502, "Bad Gateway", NULL, "Upstream connection failed", msg);
 }
 
 /* 1 allowed, 0 denied (answered), negative malformed (answered). */
@@ -131,145 +83,6 @@ static int canon_and_decide(struct proxy_conn *c, const char *host, unsigned por
 	return 1;
 }
 
-static bool is_self(const struct proxy_conn *c, const struct sockaddr_storage *ss)
-{
-	const struct sockaddr_in *self = proxy_self(c->p);
-	const unsigned char *a;
-	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	if (htons((unsigned short)c->port) != self->sin_port)
-		return false;
-	if (ss->ss_family == AF_INET) {
-		a = (const unsigned char *)&((const struct sockaddr_in *)ss)->sin_addr;
-	} else {
-		a = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
-		if (memcmp(a, mapped, 12))
-			return false;
-		a += 12;
-	}
-	/* 0.0.0.0 also reaches a socket bound to 127.0.0.1. */
-	return !memcmp(a, &self->sin_addr, 4) || !memcmp(a, "\0\0\0\0", 4);
-}
-
-void proxy_session_upstream_failed(struct proxy_conn *c, int err, const char *msg)
-{
-	reply_dial_failed(c, err, msg);
-}
-
-bool proxy_session_use_parent(struct proxy_conn *c)
-{
-	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
-
-	if (!pp || proxy_host_is_local(c->host))
-		return false;
-	/* The parent's address is the policy's own choice: dialled as given, not guarded. */
-	memcpy(c->addrs, pp->addrs, pp->naddrs * sizeof(pp->addrs[0]));
-	c->naddrs = pp->naddrs;
-	c->next_addr = 0;
-	c->via_parent = true;
-	return true;
-}
-
-static void start_dial(struct proxy_conn *c)
-{
-	while (c->next_addr < c->naddrs) {
-		const struct sockaddr_storage *ss = &c->addrs[c->next_addr];
-		int fd;
-
-		if (!c->via_parent && is_self(c, ss)) {
-			reply_guard(c, "destination is the proxy itself");
-			return;
-		}
-		/* A parent's address carries its own port. */
-		fd = proxy_dial_start(ss, c->via_parent ? 0 : c->port);
-		if (fd < 0) {
-			c->dial_err = fd;
-			c->next_addr++;
-			continue;
-		}
-		c->ufd = fd;
-		c->dial_err = proxy_watch_upstream(c);
-		if (c->dial_err) {
-			proxy_drop_upstream(c);
-			c->next_addr++;
-			continue;
-		}
-		c->st = PS_CONNECT;
-		c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
-		return;
-	}
-	reply_dial_failed(c, c->dial_err ? c->dial_err : -EHOSTUNREACH,
-			  c->via_parent ? "connect to the parent proxy" : "connect");
-}
-
-void proxy_session_dial(struct proxy_conn *c)
-{
-	start_dial(c);
-}
-
-static void begin_connect(struct proxy_conn *c)
-{
-	struct sockaddr_storage ss;
-	struct proxy_rjob *job;
-
-	/* Through a parent the name is not resolved here: the parent reaches it by name. */
-	if (proxy_session_use_parent(c)) {
-		start_dial(c);
-		return;
-	}
-	/* A literal was decided as a literal: dial it, no resolution, no guard. */
-	if (proxy_host_literal(c->host, &ss)) {
-		c->addrs[0] = ss;
-		c->naddrs = 1;
-		c->next_addr = 0;
-		start_dial(c);
-		return;
-	}
-	job = calloc(1, sizeof(*job));
-	if (!job) {
-		reply_dial_failed(c, -ENOMEM, "resolve");
-		return;
-	}
-	set_str(job->host, sizeof(job->host), c->host);
-	c->st = PS_RESOLVE;
-	c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
-	proxy_submit_resolve(c, job);
-}
-
-void proxy_session_resolved(struct proxy_conn *c, struct proxy_rjob *job)
-{
-	const struct addr_guard *g = proxy_guard(c->p);
-
-	if (c->st != PS_RESOLVE)
-		return;
-	if (job->err) {
-		reply_dial_failed(c, job->err, "resolve");
-		return;
-	}
-	/* Every address is checked before any is dialled; one bad answer refuses all. */
-	for (size_t i = 0; i < job->n; i++) {
-		struct sockaddr_storage ss = job->addrs[i];
-		const char *why = "refused";
-		char addr[64], msg[sizeof(c->error)];
-
-		if (ss.ss_family == AF_INET)
-			((struct sockaddr_in *)&ss)->sin_port = htons((unsigned short)c->port);
-		else if (ss.ss_family == AF_INET6)
-			((struct sockaddr_in6 *)&ss)->sin6_port = htons((unsigned short)c->port);
-		if (!addr_guard_refuses_name(g, c->host, (struct sockaddr *)&ss, &why)) {
-			c->addrs[i] = ss;
-			continue;
-		}
-		proxy_format_addr((struct sockaddr *)&ss, addr, sizeof(addr));
-		snprintf(msg, sizeof(msg), "resolved address %s refused: %s", addr, why);
-		reply_guard(c, msg);
-		return;
-	}
-	c->naddrs = job->n;
-	c->next_addr = 0;
-	start_dial(c);
-}
-
 static void handle_connect(struct proxy_conn *c, const struct proxy_request *req, size_t head)
 {
 	struct proxy_authority auth;
@@ -284,20 +97,7 @@ static void handle_connect(struct proxy_conn *c, const struct proxy_request *req
 	/* Bytes after the head are early tunnel data (e.g. a TLS ClientHello). */
 	consume(&c->in, head);
 	if (canon_and_decide(c, auth.host, auth.port) == 1)
-		begin_connect(c);
-}
-
-ssize_t proxy_session_parent_head(struct proxy_conn *c, ssize_t n)
-{
-	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
-
-	if (!pp || pp->kind != PROXY_PARENT_HTTP)
-		return n;
-	n = proxy_parent_absolute(c->up.data, (size_t)n, c->up.cap, c->host, c->port, pp->authorization);
-	if (n < 0)
-		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
-				 "Request Header Fields Too Large", "rebuilt request too large");
-	return n;
+		proxy_upstream_connect(c);
 }
 
 static void handle_forward(struct proxy_conn *c, const struct proxy_request *req, size_t head)
@@ -332,7 +132,7 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 				 "Request Header Fields Too Large", "rebuilt request too large");
 		return;
 	}
-	n = proxy_session_parent_head(c, n);
+	n = proxy_parent_head(c, n);
 	if (n < 0)
 		return;
 	c->up.off = 0;
@@ -341,7 +141,7 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 	c->body_done = body.kind == PROXY_BODY_NONE ||
 		       (body.kind == PROXY_BODY_LENGTH && !body.length);
 	consume(&c->in, head);
-	begin_connect(c);
+	proxy_upstream_connect(c);
 }
 
 static void handle_http_head(struct proxy_conn *c, size_t head)
@@ -375,7 +175,7 @@ static void socks_target(struct proxy_conn *c, const struct proxy_socks_req *r, 
 	set_str(c->method, sizeof(c->method), "CONNECT");
 	consume(&c->in, used);
 	if (canon_and_decide(c, r->host, r->port) == 1)
-		begin_connect(c);
+		proxy_upstream_connect(c);
 }
 
 /* Parses whatever complete messages the client has sent. Returns progress. */
@@ -435,10 +235,10 @@ static bool negotiate(struct proxy_conn *c)
 		if (n < 0) {
 			set_str(c->host, sizeof(c->host), r.host);
 			c->port = r.port;
-			reply_socks(c, rep, rep == SOCKS5_REP_CMD ? "unsupported SOCKS5 command" :
-				    rep == SOCKS5_REP_ATYP ? "unsupported SOCKS5 address type" :
-				    rep == SOCKS5_REP_DENIED ? "malformed SOCKS5 destination" :
-				    "malformed SOCKS5 request", true);
+			proxy_reply_socks(c, rep, rep == SOCKS5_REP_CMD ? "unsupported SOCKS5 command" :
+					  rep == SOCKS5_REP_ATYP ? "unsupported SOCKS5 address type" :
+					  rep == SOCKS5_REP_DENIED ? "malformed SOCKS5 destination" :
+					  "malformed SOCKS5 request", true);
 			return true;
 		}
 		socks_target(c, &r, (size_t)n);
@@ -453,8 +253,8 @@ static bool negotiate(struct proxy_conn *c)
 			set_str(c->method, sizeof(c->method), r.cmd == 2 ? "BIND" : "CONNECT");
 			set_str(c->host, sizeof(c->host), r.host);
 			c->port = r.port;
-			reply_socks(c, SOCKS5_REP_FAIL, "malformed or unsupported SOCKS4 request",
-				    true);
+			proxy_reply_socks(c, SOCKS5_REP_FAIL, "malformed or unsupported SOCKS4 request",
+					  true);
 			return true;
 		}
 		socks_target(c, &r, (size_t)n);
@@ -503,55 +303,20 @@ static bool negotiation_step(struct proxy_conn *c)
 	return progress;
 }
 
+/* The dial's answer; once connected, the parent's handshake when there is one, then the relay. */
 static bool connect_step(struct proxy_conn *c)
 {
-	struct sockaddr_storage peer;
-	socklen_t len = sizeof(peer);
-	int err;
+	int rc;
 
 	if (!c->uwr)
 		return false;
-	err = proxy_dial_result(c->ufd);
-	if (!err && getpeername(c->ufd, (struct sockaddr *)&peer, &len)) {
-		if (errno == ENOTCONN) {	/* not done yet: wait for the next edge */
-			c->uwr = false;
-			return false;
-		}
-		err = -errno;
-	}
-	if (err) {
-		proxy_drop_upstream(c);
-		c->dial_err = err;
-		c->next_addr++;
-		start_dial(c);
-		return true;
-	}
+	rc = proxy_upstream_connect_result(c);
+	if (rc <= 0)
+		return rc < 0;	/* the next address was tried, or the client answered */
 	if (c->via_parent && !proxy_parent_begin(c))
 		return true;
-	proxy_session_established(c, NULL, 0);
+	proxy_upstream_established(c, NULL, 0);
 	return true;
-}
-
-void proxy_session_established(struct proxy_conn *c, const void *early, size_t n)
-{
-	if (proxy_relay_begin(c)) {
-		proxy_conn_close(c, "out of memory");
-		return;
-	}
-	/* down is empty here and as large as the parent's answer buffer. */
-	if (n && n <= c->down.cap) {
-		memcpy(c->down.data, early, n);
-		c->down.len = n;
-	}
-	c->st = PS_RELAY;
-	c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
-	if (c->proto == PP_CONNECT) {
-		static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
-
-		proxy_reply_bytes(c, ok, sizeof(ok) - 1, 200, NULL, false);
-	} else if (is_socks(c)) {
-		reply_socks(c, SOCKS5_REP_OK, NULL, false);
-	}
 }
 
 static bool reply_step(struct proxy_conn *c)
@@ -601,13 +366,13 @@ void proxy_session_timeout(struct proxy_conn *c)
 {
 	switch (c->st) {
 	case PS_RESOLVE:
-		reply_dial_failed(c, -ETIMEDOUT, "resolve");
+		proxy_upstream_failed(c, -ETIMEDOUT, "resolve");
 		break;
 	case PS_CONNECT:
-		reply_dial_failed(c, -ETIMEDOUT, c->via_parent ? "connect to the parent proxy" : "connect");
+		proxy_upstream_failed(c, -ETIMEDOUT, c->via_parent ? "connect to the parent proxy" : "connect");
 		break;
 	case PS_PARENT:
-		reply_dial_failed(c, -ETIMEDOUT, "parent proxy handshake");
+		proxy_upstream_failed(c, -ETIMEDOUT, "parent proxy handshake");
 		break;
 	case PS_RELAY:
 		if (c->proto == PP_HTTP && !c->resp_sent) {

@@ -17,10 +17,12 @@
 #include "proxy_canon.h"
 #include "proxy_conn.h"
 #include "proxy_http_sniff.h"
+#include "proxy_parent.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
-#include "proxy_session.h"
 #include "proxy_tls.h"
+#include "proxy_transparent.h"
+#include "proxy_upstream.h"
 
 static unsigned orig_port(const struct proxy_conn *c)
 {
@@ -106,14 +108,14 @@ static bool decide(struct proxy_conn *c, const char *name, bool http)
 
 static void dial(struct proxy_conn *c)
 {
-	if (proxy_session_use_parent(c)) {
-		proxy_session_dial(c);
+	if (proxy_upstream_use_parent(c)) {
+		proxy_upstream_dial(c);
 		return;
 	}
 	c->addrs[0] = c->orig;
 	c->naddrs = 1;
 	c->next_addr = 0;
-	proxy_session_dial(c);
+	proxy_upstream_dial(c);
 }
 
 static bool find_host(const struct proxy_request *req, struct proxy_span *host, bool *dup)
@@ -188,7 +190,7 @@ static void http_head(struct proxy_conn *c, size_t head)
 				 "rebuilt request too large");
 		goto out;
 	}
-	n = proxy_session_parent_head(c, n);
+	n = proxy_parent_head(c, n);
 	if (n < 0)
 		goto out;
 	c->up.off = 0;
