@@ -10,7 +10,6 @@
  * folded into one value here, where the intersection is exact (flags, lists
  * of exact names, limits, environment patterns).
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
