@@ -4,7 +4,6 @@
  * parser, and keep the result only if no error was found. Every problem is
  * recorded in the caller's diag list; nothing here prints or exits.
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -13,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy.h"
+#include "policy_json.h"
 
 static const char SRT_TOOL[] = "configures srt's own helper tools";
 static const char OTHER_OS[] = "applies to macOS or Windows only";
@@ -196,35 +195,24 @@ static void parse_error_pos(struct pctx *c, const char *buf, const char *at)
 	perr(c, "", "invalid JSON at line %u, column %u", line, col);
 }
 
+/* The sections, in the order their problems are reported. */
+static const struct json_member top_sections[] = {
+	{ "network", policy_parse_network, true },
+	{ "filesystem", policy_parse_filesystem, true },
+	{ "credentials", policy_parse_credentials, false },
+	{ "ignoreViolations", policy_parse_ignore, false },
+	{ "git", policy_parse_git, false },
+	{ "bpfbox", policy_parse_bpfbox, false },
+	{ NULL, NULL, false },
+};
+
 static void parse_top(struct pctx *c, const cJSON *root)
 {
-	const cJSON *v;
 	bool b;
 	long long depth;
 
 	check_keys(c, root, "", top_keys);
-	v = cJSON_GetObjectItemCaseSensitive(root, "network");
-	if (v)
-		policy_parse_network(c, v);
-	else
-		perr(c, "network", "Required");
-	v = cJSON_GetObjectItemCaseSensitive(root, "filesystem");
-	if (v)
-		policy_parse_filesystem(c, v);
-	else
-		perr(c, "filesystem", "Required");
-	v = cJSON_GetObjectItemCaseSensitive(root, "credentials");
-	if (v)
-		policy_parse_credentials(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(root, "ignoreViolations");
-	if (v)
-		policy_parse_ignore(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(root, "git");
-	if (v)
-		policy_parse_git(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(root, "bpfbox");
-	if (v)
-		policy_parse_bpfbox(c, v);
+	parse_members(c, root, "", top_sections);
 	jget_bool(c, root, "allowNestedUserNamespaces", "", &c->p->allow_nested_userns);
 	if (jget_bool(c, root, "enableWeakerNestedSandbox", "", &b) == 1)
 		pdebug(c, "enableWeakerNestedSandbox", "ignored: bpfbox needs no "

@@ -4,13 +4,12 @@
  * mode, environment allow-list, cgroup limits, the event log, devices and
  * the network path (transparent switch, parent proxy, socket protocols).
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bpfbox.h"
-#include "policy.h"
+#include "policy_json.h"
 
 static const struct key_spec bb_keys[] = {
 	{ "mode", KEY_KNOWN, NULL },
@@ -330,37 +329,33 @@ static void parse_git(struct pctx *c, const cJSON *git)
 		     v->valuestring);
 }
 
+static void parse_mode(struct pctx *c, const cJSON *v)
+{
+	if (!jelem_string(c, v, "bpfbox.mode", true))
+		return;
+	if (!strcmp(v->valuestring, "audit"))
+		c->p->audit = true;
+	else if (strcmp(v->valuestring, "enforce"))
+		perr(c, "bpfbox.mode", "expected \"enforce\" or \"audit\", got \"%s\"",
+		     v->valuestring);
+}
+
+/* The members, in the order their problems are reported. */
+static const struct json_member bb_members[] = {
+	{ "mode", parse_mode, false },
+	{ "env", parse_env, false },
+	{ "limits", parse_limits, false },
+	{ "log", parse_log, false },
+	{ "devices", policy_parse_devices, false },
+	{ "git", parse_git, false },
+	{ "network", parse_network, false },
+	{ NULL, NULL, false },
+};
+
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb)
 {
-	const cJSON *v;
-
 	if (!want_object(c, bb, "bpfbox"))
 		return;
 	check_keys(c, bb, "bpfbox", bb_keys);
-	v = cJSON_GetObjectItemCaseSensitive(bb, "mode");
-	if (v && jelem_string(c, v, "bpfbox.mode", true)) {
-		if (!strcmp(v->valuestring, "audit"))
-			c->p->audit = true;
-		else if (strcmp(v->valuestring, "enforce"))
-			perr(c, "bpfbox.mode", "expected \"enforce\" or \"audit\", got \"%s\"",
-			     v->valuestring);
-	}
-	v = cJSON_GetObjectItemCaseSensitive(bb, "env");
-	if (v)
-		parse_env(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(bb, "limits");
-	if (v)
-		parse_limits(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(bb, "log");
-	if (v)
-		parse_log(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(bb, "devices");
-	if (v)
-		policy_parse_devices(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(bb, "git");
-	if (v)
-		parse_git(c, v);
-	v = cJSON_GetObjectItemCaseSensitive(bb, "network");
-	if (v)
-		parse_network(c, v);
+	parse_members(c, bb, "bpfbox", bb_members);
 }

@@ -4,12 +4,11 @@
  * misspelt credential rule would leak the secret it meant to protect),
  * "ignoreViolations" and "git".
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy_json.h"
 
 static const char MASK_NOTE[] = "credential masking needs TLS interception, "
 	"which bpfbox does not implement";

@@ -4,14 +4,13 @@
  * and the decision `policy explain` gives for a device path. The kernel
  * decides by the node's type and number, so this does too.
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "policy.h"
+#include "policy_json.h"
 
 static const struct key_spec dev_keys[] = {
 	{ "allow", KEY_KNOWN, NULL },

@@ -5,14 +5,13 @@
  * except a trailing slash-star-star (the subtree itself) and, in denyRead only, a
  * wildcard in the last component, expanded once here as srt does on Linux.
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy_json.h"
 
 static const char *const kind_key[] = {
 	[FS_DENY_READ] = "denyRead",

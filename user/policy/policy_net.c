@@ -5,14 +5,13 @@
  * ports. srt's request-inspection features are refused, not dropped: a
  * policy that relies on them would silently get less protection.
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bpfbox.h"
-#include "policy.h"
+#include "policy_json.h"
 
 static const char TLS_NOTE[] = "bpfbox does not intercept TLS or inspect requests";
 

@@ -14,6 +14,8 @@
 
 /* RFC 1929 caps each of username and password at 255 bytes. */
 #define CRED_MAX 255
+/* A host as written, with its NUL. */
+#define HOST_MAX 256
 
 static int hexval(char ch)
 {
@@ -123,25 +125,138 @@ static int set_shown(struct policy_parent *pp)
 			pp->user ? "***@" : "", v6 ? "[" : "", pp->host, v6 ? "]" : "", pp->port) < 0 ? -ENOMEM : 0;
 }
 
-int policy_parent_parse(const char *url, struct policy_parent *out, const char **why)
+/* The scheme; *rest is what follows "://". */
+static int parse_scheme(const char *url, struct policy_parent *out, const char **rest,
+			const char **why)
 {
-	const char *s, *at, *end, *hs, *he, *colon;
-	char host[256];
-	unsigned long port = 0;
-	int err = -EINVAL;
-
-	memset(out, 0, sizeof(*out));
 	if (!strncmp(url, "http://", 7)) {
 		out->scheme = PARENT_HTTP;
-		s = url + 7;
+		*rest = url + 7;
 	} else if (!strncmp(url, "socks5://", 9)) {
 		out->scheme = PARENT_SOCKS5;
-		s = url + 9;
+		*rest = url + 9;
 	} else {
 		*why = "expected a URL starting with \"http://\" or \"socks5://\" (https:// and socks4 are not "
 		       "supported)";
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* "user[:pass]" in s..at, percent-decoded into out. */
+static int parse_userinfo(const char *s, const char *at, struct policy_parent *out, const char **why)
+{
+	const char *sep = memchr(s, ':', (size_t)(at - s));
+	size_t ulen = sep ? (size_t)(sep - s) : (size_t)(at - s);
+	int err = -EINVAL;
+
+	if (!ulen) {
+		*why = "empty user name before '@'";
+		return -EINVAL;
+	}
+	out->user = decode_cred(s, ulen, true, why, &err);
+	if (!out->user)
+		return err;
+	out->pass = sep ? decode_cred(sep + 1, (size_t)(at - sep - 1), false, why, &err)
+			: decode_cred("", 0, false, why, &err);
+	if (!out->pass)
+		return err;
+	return 0;
+}
+
+/* "[IPv6]" at hs, before end, into host; *colon is the ':' after it, or NULL. */
+static int parse_v6_host(const char *hs, const char *end, char host[HOST_MAX], const char **colon,
+			 const char **why)
+{
+	const char *he = memchr(hs, ']', (size_t)(end - hs));
+	unsigned char a6[16];
+
+	if (!he || he - hs - 1 >= HOST_MAX || he - hs < 2) {
+		*why = "malformed [IPv6] host";
+		return -EINVAL;
+	}
+	memcpy(host, hs + 1, (size_t)(he - hs - 1));
+	host[he - hs - 1] = '\0';
+	if (inet_pton(AF_INET6, host, a6) != 1) {
+		*why = "malformed [IPv6] host";
+		return -EINVAL;
+	}
+	*colon = he + 1 < end && he[1] == ':' ? he + 1 : NULL;
+	if (!*colon && he + 1 != end) {
+		*why = "unexpected characters after the [IPv6] host";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A DNS name or an IPv4 address at hs, before end, lower-cased into host; *colon as above. */
+static int parse_name_host(const char *hs, const char *end, char host[HOST_MAX], const char **colon,
+			   const char **why)
+{
+	const char *he;
+
+	*colon = memchr(hs, ':', (size_t)(end - hs));
+	he = *colon ? *colon : end;
+	if (he - hs <= 0 || he - hs >= HOST_MAX) {
+		*why = "missing or overlong host";
+		return -EINVAL;
+	}
+	memcpy(host, hs, (size_t)(he - hs));
+	host[he - hs] = '\0';
+	for (char *h = host; *h; h++)
+		if (*h >= 'A' && *h <= 'Z')
+			*h = (char)(*h - 'A' + 'a');
+	if (!host_name_ok(host)) {
+		*why = "the host is not a DNS name, an IPv4 address or an [IPv6] address";
+		return -EINVAL;
+	}
+	/* All digits and dots: it must then be a dotted-quad IPv4 address. */
+	if (strspn(host, "0123456789.") == strlen(host)) {
+		unsigned char a4[4];
+
+		if (inet_pton(AF_INET, host, a4) != 1) {
+			*why = "malformed IPv4 address";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The port after colon, before end: digits only, 1 to 65535, no leading zero. */
+static int parse_port(const char *colon, const char *end, unsigned *out, const char **why)
+{
+	unsigned long port = 0;
+
+	if (!colon) {
+		*why = "the port must be given (HOST:PORT)";
+		return -EINVAL;
+	}
+	for (const char *p = colon + 1; p < end; p++) {
+		if (*p < '0' || *p > '9' || port > 65535) {
+			port = 0;
+			break;
+		}
+		port = port * 10 + (unsigned long)(*p - '0');
+	}
+	if (!port || port > 65535 || colon[1] == '0') {
+		*why = "the port must be a number from 1 to 65535";
+		return -EINVAL;
+	}
+	*out = (unsigned)port;
+	return 0;
+}
+
+int policy_parent_parse(const char *url, struct policy_parent *out, const char **why)
+{
+	const char *s, *at, *end, *hs, *colon;
+	char host[HOST_MAX];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = parse_scheme(url, out, &s, why);
+	if (err)
+		return err;
+	err = -EINVAL;
 	/* The authority ends at the first '/'; only a lone trailing "/" may follow it. */
 	end = s + strcspn(s, "/?#");
 	if (*end && strcmp(end, "/")) {
@@ -154,87 +269,19 @@ int policy_parent_parse(const char *url, struct policy_parent *out, const char *
 		goto fail;
 	}
 	if (at) {
-		const char *sep = memchr(s, ':', (size_t)(at - s));
-		size_t ulen = sep ? (size_t)(sep - s) : (size_t)(at - s);
-
-		if (!ulen) {
-			*why = "empty user name before '@'";
-			goto fail;
-		}
-		out->user = decode_cred(s, ulen, true, why, &err);
-		if (!out->user)
-			goto fail;
-		out->pass = sep ? decode_cred(sep + 1, (size_t)(at - sep - 1), false, why, &err)
-				: decode_cred("", 0, false, why, &err);
-		if (!out->pass)
+		err = parse_userinfo(s, at, out, why);
+		if (err)
 			goto fail;
 		hs = at + 1;
 	} else {
 		hs = s;
 	}
-	if (*hs == '[') {
-		he = memchr(hs, ']', (size_t)(end - hs));
-		if (!he || he - hs - 1 >= (long)sizeof(host) || he - hs < 2) {
-			*why = "malformed [IPv6] host";
-			goto fail;
-		}
-		memcpy(host, hs + 1, (size_t)(he - hs - 1));
-		host[he - hs - 1] = '\0';
-		{
-			unsigned char a6[16];
-
-			if (inet_pton(AF_INET6, host, a6) != 1) {
-				*why = "malformed [IPv6] host";
-				goto fail;
-			}
-		}
-		colon = he + 1 < end && he[1] == ':' ? he + 1 : NULL;
-		if (!colon && he + 1 != end) {
-			*why = "unexpected characters after the [IPv6] host";
-			goto fail;
-		}
-	} else {
-		colon = memchr(hs, ':', (size_t)(end - hs));
-		he = colon ? colon : end;
-		if (he - hs <= 0 || he - hs >= (long)sizeof(host)) {
-			*why = "missing or overlong host";
-			goto fail;
-		}
-		memcpy(host, hs, (size_t)(he - hs));
-		host[he - hs] = '\0';
-		for (char *h = host; *h; h++)
-			if (*h >= 'A' && *h <= 'Z')
-				*h = (char)(*h - 'A' + 'a');
-		if (!host_name_ok(host)) {
-			*why = "the host is not a DNS name, an IPv4 address or an [IPv6] address";
-			goto fail;
-		}
-		/* All digits and dots: it must then be a dotted-quad IPv4 address. */
-		if (strspn(host, "0123456789.") == strlen(host)) {
-			unsigned char a4[4];
-
-			if (inet_pton(AF_INET, host, a4) != 1) {
-				*why = "malformed IPv4 address";
-				goto fail;
-			}
-		}
-	}
-	if (!colon) {
-		*why = "the port must be given (HOST:PORT)";
+	err = *hs == '[' ? parse_v6_host(hs, end, host, &colon, why) :
+			   parse_name_host(hs, end, host, &colon, why);
+	if (!err)
+		err = parse_port(colon, end, &out->port, why);
+	if (err)
 		goto fail;
-	}
-	for (const char *p = colon + 1; p < end; p++) {
-		if (*p < '0' || *p > '9' || port > 65535) {
-			port = 0;
-			break;
-		}
-		port = port * 10 + (unsigned long)(*p - '0');
-	}
-	if (!port || port > 65535 || colon[1] == '0') {
-		*why = "the port must be a number from 1 to 65535";
-		goto fail;
-	}
-	out->port = (unsigned)port;
 	out->host = strdup(host);
 	if (!out->host || set_shown(out)) {
 		err = -ENOMEM;

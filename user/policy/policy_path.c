@@ -4,7 +4,6 @@
  * paths, so a rule must name the real path too; but, as in srt, a symlink is
  * not followed when that would make a rule cover more than it names.
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

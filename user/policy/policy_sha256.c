@@ -3,7 +3,6 @@
  * SHA-256 (FIPS 180-4) for the policy digest that events and `ps` report,
  * so a run can be tied to the exact file bytes. Small and dependency-free.
  */
-#define POLICY_INTERNAL
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

@@ -4,10 +4,11 @@
  * proxy will be given, after normalisation, with every default spelled out,
  * so an administrator can review the policy as bpfbox understood it.
  */
-#define POLICY_INTERNAL
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "policy.h"
 

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * JSON-walking helpers for the policy loader: JSON paths for messages, type
- * checks that report instead of stopping, and key tables that turn unknown,
- * tool-specific and unsupported keys into the right diagnostic.
+ * checks that report instead of stopping, key tables that turn unknown,
+ * tool-specific and unsupported keys into the right diagnostic, and member
+ * tables that hand an object's members to their parsers.
  */
-#define POLICY_INTERNAL
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy_json.h"
 
 void *pcheck(struct pctx *c, void *ptr)
 {
@@ -314,4 +314,23 @@ void grant_cut(struct pctx *c, const char *path, const char *source, const char 
 		return;
 	}
 	nv[++p->n_grant_cuts] = NULL;
+}
+
+void parse_members(struct pctx *c, const cJSON *obj, const char *parent,
+		   const struct json_member *members)
+{
+	for (const struct json_member *m = members; m->key; m++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, m->key);
+		char *p;
+
+		if (v) {
+			m->parse(c, v);
+			continue;
+		}
+		if (!m->required)
+			continue;
+		p = jpath_key(c, parent, m->key);
+		perr(c, p ? p : m->key, "Required");
+		free(p);
+	}
 }
