@@ -4,7 +4,7 @@
  * first asks whether the current task is in a sandbox (one map lookup) and
  * only then applies that sandbox's policy from the maps.
  */
-#include "kernel_types.h"
+#include "lib/kernel_types.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>

@@ -3,7 +3,7 @@
 #ifndef BPFBOX_FS_HOOKS_BPF_H
 #define BPFBOX_FS_HOOKS_BPF_H
 
-#include "devices.bpf.h"
+#include "lib/devices.bpf.h"
 
 /*
  * Kernel-internal work on a task's behalf (overlayfs copy-up and backing

@@ -8,7 +8,7 @@
 #define BPFBOX_NET_PROGS_BPF_H
 
 #include <bpf/bpf_endian.h>
-#include "sandbox.bpf.h"
+#include "lib/sandbox.bpf.h"
 
 #define LOOPBACK4 0x7f000001u
 #define CGROUP_ALLOW 1

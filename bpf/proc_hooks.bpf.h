@@ -6,7 +6,7 @@
 #ifndef BPFBOX_PROC_HOOKS_BPF_H
 #define BPFBOX_PROC_HOOKS_BPF_H
 
-#include "sandbox.bpf.h"
+#include "lib/sandbox.bpf.h"
 
 static __always_inline int report_process(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule, __u32 target)
 {

@@ -9,7 +9,7 @@
 #ifndef BPFBOX_FS_WALK_BPF_H
 #define BPFBOX_FS_WALK_BPF_H
 
-#include "sandbox.bpf.h"
+#include "lib/sandbox.bpf.h"
 
 #define WALK_READ 1u
 #define WALK_WRITE 2u
