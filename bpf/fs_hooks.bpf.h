@@ -3,6 +3,7 @@
 #ifndef BPFBOX_FS_HOOKS_BPF_H
 #define BPFBOX_FS_HOOKS_BPF_H
 
+#include "lib/fs_decide.bpf.h"
 #include "lib/devices.bpf.h"
 
 /*
