@@ -12,7 +12,9 @@
 #include "fs_hooks.bpf.h"
 #include "proc_hooks.bpf.h"
 #include "signal_hooks.bpf.h"
-#include "net_progs.bpf.h"
+#include "net_sock_addr.bpf.h"
+#include "net_redirect.bpf.h"
+#include "net_socket_hooks.bpf.h"
 #include "key_hooks.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
