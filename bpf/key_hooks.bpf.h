@@ -8,6 +8,7 @@
 #define BPFBOX_KEY_HOOKS_BPF_H
 
 #include "lib/sandbox.bpf.h"
+#include <bpf/bpf_tracing.h> /* BPF_PROG */
 
 /*
  * Remembers the keys a sandbox creates, by address (the serial is assigned
