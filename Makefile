@@ -36,7 +36,7 @@ VERSION := $(shell cat VERSION)
 HELPERS := $(patsubst tests/vm/helpers/%.c,$(BUILD)/helpers/%,$(wildcard tests/vm/helpers/*.c))
 all: $(BUILD)/bpfbox $(HELPERS)
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h) | $(BUILD)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h bpf/lib/*.h include/*.h) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o

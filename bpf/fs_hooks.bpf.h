@@ -3,7 +3,11 @@
 #ifndef BPFBOX_FS_HOOKS_BPF_H
 #define BPFBOX_FS_HOOKS_BPF_H
 
-#include "devices.bpf.h"
+#include "lib/sandbox.bpf.h"
+#include "lib/fs_walk.bpf.h"
+#include "lib/fs_decide.bpf.h"
+#include "lib/devices.bpf.h"
+#include <bpf/bpf_tracing.h> /* BPF_PROG */
 
 /*
  * Kernel-internal work on a task's behalf (overlayfs copy-up and backing

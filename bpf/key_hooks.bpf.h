@@ -7,7 +7,8 @@
 #ifndef BPFBOX_KEY_HOOKS_BPF_H
 #define BPFBOX_KEY_HOOKS_BPF_H
 
-#include "sandbox.bpf.h"
+#include "lib/sandbox.bpf.h"
+#include <bpf/bpf_tracing.h> /* BPF_PROG */
 
 /*
  * Remembers the keys a sandbox creates, by address (the serial is assigned

@@ -4,7 +4,7 @@
  * an LSM program that refuses one throwaway child's opens and reports them
  * through a ring buffer, and a cgroup connect4 program that refuses connects.
  */
-#include "kernel_types.h"
+#include "lib/kernel_types.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 

@@ -6,23 +6,9 @@
 #ifndef BPFBOX_PROC_HOOKS_BPF_H
 #define BPFBOX_PROC_HOOKS_BPF_H
 
-#include "sandbox.bpf.h"
-
-static __always_inline int report_process(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule, __u32 target)
-{
-	struct bb_event *ev;
-	__u32 count;
-
-	if (rate_limit_pass(sb_id, op, rule, target, &count)) {
-		ev = event_reserve(sb, sb_id, count);
-		if (ev) {
-			event_fill_task(ev, sb_id, BB_EV_PROCESS, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
-			ev->port = target;
-			bpf_ringbuf_submit(ev, 0);
-		}
-	}
-	return refusal(sb, EPERM);
-}
+#include "lib/sandbox.bpf.h"
+#include "lib/process.bpf.h"
+#include <bpf/bpf_tracing.h> /* BPF_PROG */
 
 #define DENY_IN_SANDBOX_HOOK(hook, op, rule, ...)                                      \
 	SEC("lsm/" #hook)                                                              \
@@ -66,11 +52,6 @@ int BPF_PROG(bb_userns_create, const struct cred *cred)
 	if (!sb || sb->state != BB_STATE_ENFORCING || (sb->flags & BB_SB_ALLOW_USERNS))
 		return 0;
 	return report_process(sb, id, BB_OP_USERNS, BB_RULE_USERNS, 0);
-}
-
-static __always_inline bool task_in_sandbox(struct task_struct *task, __u64 sb_id)
-{
-	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == sb_id;
 }
 
 #define PTRACE_MODE_NOAUDIT 0x04

@@ -6,7 +6,9 @@
 #ifndef BPFBOX_SIGNAL_HOOKS_BPF_H
 #define BPFBOX_SIGNAL_HOOKS_BPF_H
 
-#include "proc_hooks.bpf.h"
+#include "lib/sandbox.bpf.h"
+#include "lib/process.bpf.h"
+#include <bpf/bpf_tracing.h> /* BPF_PROG */
 
 #define BB_SIGIO 29
 

@@ -57,7 +57,7 @@ struct builtin_device {
 	const char *name;
 };
 
-/* The kernel's list (bpf/devices.bpf.h), all character devices. */
+/* The kernel's list (bpf/lib/devices.bpf.h), all character devices. */
 static const struct builtin_device builtin[] = {
 	{ 1, 3, "null" },   { 1, 5, "zero" }, { 1, 7, "full" }, { 1, 8, "random" },
 	{ 1, 9, "urandom" }, { 5, 0, "tty (the controlling terminal)" }, { 5, 2, "ptmx (a new pseudo-terminal)" },

@@ -7,7 +7,8 @@
 #ifndef BPFBOX_DEVICES_BPF_H
 #define BPFBOX_DEVICES_BPF_H
 
-#include "fs_walk.bpf.h"
+#include "lib/sandbox.bpf.h"
+#include "lib/fs_event.bpf.h" /* event_set_path */
 
 /* Unix98 pty slaves (pts/N): majors 136 to 143. */
 #define PTS_MAJOR_FIRST 136

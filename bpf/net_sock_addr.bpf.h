@@ -1,23 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Network: cgroup sock_addr programs on each sandbox cgroup let nothing out
- * but the sandbox's own proxy on loopback; LSM hooks restrict socket families,
- * listening and Unix-socket peers.
+ * but the sandbox's own proxy on loopback (DNS goes to the sandbox's resolver,
+ * learned addresses to its transparent proxy, which recvmsg and getpeername
+ * hide again); bind programs keep servers on loopback.
  */
-#ifndef BPFBOX_NET_PROGS_BPF_H
-#define BPFBOX_NET_PROGS_BPF_H
+#ifndef BPFBOX_NET_SOCK_ADDR_BPF_H
+#define BPFBOX_NET_SOCK_ADDR_BPF_H
 
-#include <bpf/bpf_endian.h>
-#include "sandbox.bpf.h"
+#include "lib/sandbox.bpf.h"
+#include "lib/net.bpf.h"
 
-#define LOOPBACK4 0x7f000001u
 #define CGROUP_ALLOW 1
 #define CGROUP_DENY 0
-
-static __always_inline bool loopback4(__u32 ip)
-{
-	return (ip >> 24) == 127;
-}
 
 /*
  * Is the socket at this loopback destination one the sandbox bound itself?
@@ -56,26 +51,6 @@ static __always_inline bool own_socket_at(struct bpf_sock_addr *ctx, __u64 sb_id
 	return own;
 }
 
-static __always_inline void report_net(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule, __u32 family,
-				       const __u32 *addr, __u32 port, __u32 proto)
-{
-	struct bb_event *ev;
-	__u32 count;
-	__u64 object = ((__u64)addr[0] << 32) ^ addr[3] ^ ((__u64)port << 16) ^ family ^ ((__u64)proto << 48);
-
-	if (!rate_limit_pass(sb_id, op, rule, object, &count))
-		return;
-	ev = event_reserve(sb, sb_id, count);
-	if (!ev)
-		return;
-	event_fill_task(ev, sb_id, BB_EV_NET, op, rule, EPERM, count, sb->flags & BB_SB_AUDIT);
-	ev->family = family;
-	ev->port = port;
-	ev->proto = proto;
-	__builtin_memcpy(ev->addr, addr, 16);
-	bpf_ringbuf_submit(ev, 0);
-}
-
 static __always_inline int net_refuse(struct bb_sandbox *sb, __u64 sb_id, __u32 op, __u32 rule, __u32 family,
 				      const __u32 *addr, __u32 port, __u32 proto)
 {
@@ -84,35 +59,12 @@ static __always_inline int net_refuse(struct bb_sandbox *sb, __u64 sb_id, __u32 
 	return (sb->flags & BB_SB_AUDIT) ? CGROUP_ALLOW : CGROUP_DENY;
 }
 
-/* An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is treated as the IPv4 address. */
-static __always_inline bool v4_mapped(const __u32 *ip6)
-{
-	return ip6[0] == 0 && ip6[1] == 0 && ip6[2] == bpf_htonl(0xffff);
-}
-
-static __always_inline bool v6_loopback(const __u32 *ip6)
-{
-	return ip6[0] == 0 && ip6[1] == 0 && ip6[2] == 0 && ip6[3] == bpf_htonl(1);
-}
-
 #define DNS_PORT 53
-#define IPPROTO_TCP_ 6
-#define IPPROTO_UDP_ 17
 
 /* DNS is redirected over TCP and UDP only (not SCTP, not UDP-Lite). */
 static __always_inline bool dns_transport(__u32 type, __u32 proto)
 {
 	return (type == SOCK_STREAM && proto == IPPROTO_TCP_) || (type == SOCK_DGRAM && proto == IPPROTO_UDP_);
-}
-
-static __always_inline void fill_peer(struct bb_peer *p)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-
-	p->pid = pid_tgid >> 32;
-	p->tid = (__u32)pid_tgid;
-	p->uid = (__u32)bpf_get_current_uid_gid();
-	bpf_get_current_comm(p->comm, sizeof(p->comm));
 }
 
 /*
@@ -142,29 +94,6 @@ static __always_inline struct bb_redirect *remember_redirect(struct bpf_sock *sk
 	return r;
 }
 
-/*
- * Files who sends a DNS query from this port, for the resolver's events
- * (never a reason to refuse); the socket's redirect keeps the port, for
- * the entry to go with the socket (bb_sock_release).
- */
-static __always_inline void file_dns_peer(struct bb_redirect *r, __u32 port, __u32 listener, __u32 family,
-					  __u32 proto, const struct bb_peer *peer)
-{
-	struct bb_dns_peer_key key = {};
-	struct bb_dns_peer v = {};
-
-	if (!port)
-		return;
-	r->dns_port = port;
-	key.sandbox = r->sandbox;
-	key.port = port;
-	key.listener = listener;
-	key.family = family;
-	key.proto = proto;
-	v.peer = *peer;
-	bpf_map_update_elem(&dns_peers, &key, &v, BPF_ANY);
-}
-
 /* A UDP sendto has its port by now (the kernel binds before this hook): file its sender. */
 static __always_inline void file_dns_sendto(struct bpf_sock *sk, struct bb_redirect *r, __u32 op, __u32 proto,
 					    __u32 listener, __u32 family)
@@ -181,12 +110,6 @@ static __always_inline bool redirected_to_dns(struct bpf_sock *sk, __u32 port)
 
 	return r && r->kind == BB_REDIRECT_DNS && r->family == AF_INET6 && r->via_port == port &&
 	       r->via_addr[2] == bpf_htonl(0xffff) && r->via_addr[3] == bpf_htonl(LOOPBACK4);
-}
-
-/* The resolver's family for a redirect: an IPv6 socket sent to ::ffff:127.0.0.1 reaches its IPv4 socket. */
-static __always_inline __u32 dns_listener_family(const struct bb_redirect *r)
-{
-	return r->family == AF_INET || r->via_addr[2] == bpf_htonl(0xffff) ? AF_INET : AF_INET6;
 }
 
 /*
@@ -442,92 +365,6 @@ int bb_getpeername6(struct bpf_sock_addr *ctx)
 	return restore_peer6(ctx);
 }
 
-/*
- * A redirected TCP connection is established: file its original destination
- * under the client's address and port, where the proxy finds it after
- * accept. Runs in whatever context the handshake completes in, so the
- * socket's own storage says which sandbox it belongs to.
- */
-SEC("sockops")
-int bb_sockops(struct bpf_sock_ops *skops)
-{
-	struct bb_tconn_key key = {};
-	struct bb_tconn v = {};
-	struct bb_redirect *r;
-	struct bpf_sock *sk;
-	__u32 family;
-
-	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB)
-		return 1;
-	sk = skops->sk;
-	if (!sk)
-		return 1;
-	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
-	if (!r || (r->kind != BB_REDIRECT_TRANSPARENT && r->kind != BB_REDIRECT_PROXY && r->kind != BB_REDIRECT_DNS))
-		return 1;
-	family = skops->family;
-	key.family = family;
-	if (family == AF_INET) {
-		__u32 ip = skops->local_ip4;
-
-		__builtin_memcpy(key.addr, &ip, 4);
-	} else {
-		__u32 ip6[4];
-
-		ip6[0] = skops->local_ip6[0];
-		ip6[1] = skops->local_ip6[1];
-		ip6[2] = skops->local_ip6[2];
-		ip6[3] = skops->local_ip6[3];
-		if (v4_mapped(ip6)) {
-			/* An IPv6 socket sent to ::ffff:127.0.0.1: the proxy accepts it as IPv4. */
-			key.family = AF_INET;
-			__builtin_memcpy(key.addr, &ip6[3], 4);
-		} else {
-			__builtin_memcpy(key.addr, ip6, 16);
-		}
-	}
-	key.port = skops->local_port;
-	key.listener = r->via_port;
-	if (r->kind == BB_REDIRECT_DNS) {
-		file_dns_peer(r, key.port, key.listener, key.family, IPPROTO_TCP_, &r->peer);
-		return 1;
-	}
-	v.sandbox = r->sandbox;
-	__builtin_memcpy(v.orig_addr, r->orig_addr, 16);
-	v.orig_port = r->orig_port;
-	v.family = r->family;
-	v.kind = r->kind;
-	v.peer = r->peer;
-	bpf_map_update_elem(&tconns, &key, &v, BPF_ANY);
-	return 1;
-}
-
-/*
- * A socket that sent DNS goes away: its sender's entry is marked, and names
- * nobody once BB_DNS_PEER_GRACE_NS have passed (a query it sent may still
- * wait for the resolver). The supervisor deletes the entries at the end.
- */
-SEC("cgroup/sock_release")
-int bb_sock_release(struct bpf_sock *sk)
-{
-	struct bb_dns_peer_key key = {};
-	struct bb_redirect *r;
-	struct bb_dns_peer *v;
-
-	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
-	if (!r || r->kind != BB_REDIRECT_DNS || !r->dns_port)
-		return 1;
-	key.sandbox = r->sandbox;
-	key.port = r->dns_port;
-	key.listener = r->via_port;
-	key.family = dns_listener_family(r);
-	key.proto = sk->protocol;
-	v = bpf_map_lookup_elem(&dns_peers, &key);
-	if (v)
-		v->released_ns = bpf_ktime_get_ns();
-	return 1;
-}
-
 /* Binding: port 0 (a client's ephemeral port) always; a fixed port only on loopback with allowLocalBinding. */
 static __always_inline int bind_check(struct bb_sandbox *sb, __u64 id, bool loopback, __u32 family,
 				      const __u32 *addr, __u32 port, __u32 proto)
@@ -603,243 +440,6 @@ int bb_post_bind6(struct bpf_sock *sk)
 	ip6[2] = sk->src_ip6[2];
 	ip6[3] = sk->src_ip6[3];
 	return remember_owner(sk, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))));
-}
-
-#define AF_RDS_ 21
-#define AF_PACKET_ 17
-#define AF_CAN_ 29
-#define AF_TIPC_ 30
-#define AF_BLUETOOTH_ 31
-#define AF_ALG_ 38
-#define AF_VSOCK_ 40
-#define AF_KCM_ 41
-#define AF_XDP_ 44
-#define SOCK_SEQPACKET_ 5
-#define SOCK_TYPE_MASK_ 0xf /* the rest of type is SOCK_NONBLOCK | SOCK_CLOEXEC */
-#define IPPROTO_ICMP_ 1
-#define IPPROTO_ICMPV6_ 58
-#define IPPROTO_SCTP_ 132
-#define IPPROTO_UDPLITE_ 136
-#define IPPROTO_MPTCP_ 262
-#define NETLINK_ROUTE_ 0
-
-/*
- * What a socket is, for the allow-list: 0 when every sandbox may open it,
- * else the BB_SOCK_* bit a policy opts in with (BB_SOCK_NEVER: none).
- * TCP and UDP are decided again at connect, bind and sendmsg; MPTCP's
- * connect runs the same cgroup connect program on its first subflow.
- * NETLINK_ROUTE only reads without CAP_NET_ADMIN (getaddrinfo's
- * AI_ADDRCONFIG, getifaddrs). SCTP and ping sockets run no cgroup program
- * at all, which is why they are refused here.
- */
-static __always_inline __u32 socket_kind(int family, int type, int protocol)
-{
-	if (family == AF_UNIX)
-		return 0; /* decided on the peer (unix_stream_connect, unix_may_send) */
-	if (family == AF_NETLINK)
-		return protocol == NETLINK_ROUTE_ ? 0 : BB_SOCK_NETLINK;
-	if (family == AF_INET || family == AF_INET6) {
-		if (type == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP_ || protocol == IPPROTO_MPTCP_))
-			return 0;
-		if (type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP_))
-			return 0;
-		if (protocol == IPPROTO_SCTP_ && (type == SOCK_STREAM || type == SOCK_SEQPACKET_))
-			return BB_SOCK_SCTP;
-		if (type == SOCK_DGRAM && protocol == (family == AF_INET ? IPPROTO_ICMP_ : IPPROTO_ICMPV6_))
-			return BB_SOCK_PING;
-		if (type == SOCK_DGRAM && protocol == IPPROTO_UDPLITE_)
-			return BB_SOCK_UDPLITE;
-		return type == SOCK_RAW ? BB_SOCK_RAW : BB_SOCK_NEVER;
-	}
-	switch (family) {
-	case AF_PACKET_:
-		return BB_SOCK_PACKET;
-	case AF_VSOCK_:
-		return BB_SOCK_VSOCK;
-	case AF_ALG_:
-		return BB_SOCK_ALG;
-	case AF_BLUETOOTH_:
-		return BB_SOCK_BLUETOOTH;
-	case AF_CAN_:
-		return BB_SOCK_CAN;
-	case AF_TIPC_:
-		return BB_SOCK_TIPC;
-	case AF_RDS_:
-		return BB_SOCK_RDS;
-	case AF_KCM_:
-		return BB_SOCK_KCM;
-	case AF_XDP_:
-		return BB_SOCK_XDP;
-	}
-	return BB_SOCK_NEVER;
-}
-
-/*
- * The allow-list of socket families, types and protocols. Every way a task
- * makes a socket (socket, socketpair, io_uring's IORING_OP_SOCKET) comes
- * through here; kernel-internal sockets (kern) are not the task's.
- */
-SEC("lsm/socket_create")
-int BPF_PROG(bb_socket_create, int family, int type, int protocol, int kern)
-{
-	__u32 addr[4] = {};
-	struct bb_sandbox *sb;
-	__u32 kind;
-	__u64 id;
-	int base = type & SOCK_TYPE_MASK_;
-
-	if (kern)
-		return 0;
-	sb = current_sandbox(&id);
-	if (!sb || sb->state != BB_STATE_ENFORCING)
-		return 0;
-	kind = socket_kind(family, base, protocol);
-	if (!kind || (kind & sb->sock_allow))
-		return 0;
-	report_net(sb, id, BB_OP_SOCKET, BB_RULE_NET_FAMILY, family, addr, base, protocol);
-	return refusal(sb, EPERM);
-}
-
-SEC("lsm/socket_listen")
-int BPF_PROG(bb_socket_listen, struct socket *sock, int backlog)
-{
-	__u32 addr[4] = {};
-	struct bb_sandbox *sb;
-	unsigned short family;
-	__u64 id;
-
-	sb = current_sandbox(&id);
-	if (!sb || sb->state != BB_STATE_ENFORCING || (sb->flags & BB_SB_ALLOW_LOCAL_BIND))
-		return 0;
-	family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
-	if (family != AF_INET && family != AF_INET6)
-		return 0;
-	report_net(sb, id, BB_OP_BIND, BB_RULE_BIND, family, addr, 0, 6);
-	return refusal(sb, EPERM);
-}
-
-/*
- * Each send on a UDP socket connected to the sandbox's DNS (as the system
- * resolver does) files its sender: the connect hook ran before the socket had
- * a port. A send with an address is filed by cgroup sendmsg. Never refuses.
- */
-SEC("lsm/socket_sendmsg")
-int BPF_PROG(bb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
-{
-	struct bb_peer peer = {};
-	struct bb_redirect *r;
-	struct bb_sandbox *sb;
-	struct sock *sk;
-	__u64 id;
-
-	sb = current_sandbox(&id);
-	if (!sb)
-		return 0;
-	sk = sock->sk;
-	if (!sk || sk->sk_protocol != IPPROTO_UDP_ || msg->msg_name)
-		return 0;
-	r = bpf_sk_storage_get(&sock_redirect, sk, 0, 0);
-	if (!r || r->kind != BB_REDIRECT_DNS || r->sandbox != id)
-		return 0;
-	fill_peer(&peer);
-	file_dns_peer(r, sk->__sk_common.skc_num, r->via_port, dns_listener_family(r), IPPROTO_UDP_, &peer);
-	return 0;
-}
-
-/* An abstract name is listed when its bytes after the leading NUL are, exactly. */
-static __always_inline bool abstract_name_allowed(__u64 id, struct unix_address *ua, void *sun_path)
-{
-	struct bb_unix_name_key key = {};
-	int len = BPF_CORE_READ(ua, len) - 3; /* sun_family and the leading NUL */
-
-	if (len <= 0 || len > BB_UNIX_NAME_MAX)
-		return false;
-	key.sandbox = id;
-	key.len = len;
-	if (bpf_probe_read_kernel(key.name, len, sun_path + 1))
-		return false;
-	return bpf_map_lookup_elem(&unix_names, &key) != NULL;
-}
-
-/*
- * Unix sockets: decided on the peer, by the identity of the socket file it is
- * bound to, or by its creator being this sandbox.
- */
-static __always_inline int unix_peer_check(struct bb_sandbox *sb, __u64 id, struct sock *other, __u32 op)
-{
-	struct unix_sock *peer = (struct unix_sock *)other;
-	struct bb_inode_key key = {};
-	struct unix_address *ua;
-	struct bb_event *ev;
-	struct inode *inode;
-	struct bb_rule *rule;
-	__u32 rule_id = BB_RULE_UNIX_DEFAULT, count;
-	char first = 0;
-	void *sun_path;
-
-	if (sb->state != BB_STATE_ENFORCING || (sb->flags & BB_SB_ALLOW_ALL_UNIX))
-		return 0;
-	ua = BPF_CORE_READ(peer, addr);
-	if (!ua)
-		return 0; /* an unnamed peer: a socketpair the sandbox already holds */
-	/* A socket the sandbox created itself reaches nothing outside it. */
-	if (BPF_CORE_READ(other, sk_cgrp_data.cgroup, kn, id) == id)
-		return 0;
-	sun_path = (void *)ua + bpf_core_field_offset(struct unix_address, name) + 2;
-	bpf_probe_read_kernel(&first, 1, sun_path);
-	if (!first) {
-		if (abstract_name_allowed(id, ua, sun_path))
-			return 0;
-		rule_id = BB_RULE_UNIX_ABSTRACT;
-	} else {
-		inode = BPF_CORE_READ(peer, path.dentry, d_inode);
-		if (inode) {
-			key.sandbox = id;
-			key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-			key.ino = BPF_CORE_READ(inode, i_ino);
-			rule = bpf_map_lookup_elem(&inode_rules, &key);
-			if (rule && (rule->flags & BB_R_UNIX_ALLOW))
-				return 0;
-		}
-	}
-	if (rate_limit_pass(id, op, rule_id, (__u64)other, &count)) {
-		ev = event_reserve(sb, id, count);
-		if (ev) {
-			event_fill_task(ev, id, BB_EV_UNIX, op, rule_id, EPERM, count, sb->flags & BB_SB_AUDIT);
-			ev->family = AF_UNIX;
-			if (first) {
-				bpf_probe_read_kernel_str(ev->path, 108, sun_path);
-			} else {
-				/* Abstract names start with NUL: shown with a leading '@'. */
-				ev->path[0] = '@';
-				bpf_probe_read_kernel(&ev->path[1], 107, sun_path + 1);
-				ev->path[108] = 0;
-			}
-			bpf_ringbuf_submit(ev, 0);
-		}
-	}
-	return refusal(sb, EPERM);
-}
-
-SEC("lsm/unix_stream_connect")
-int BPF_PROG(bb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
-{
-	struct bb_sandbox *sb;
-	__u64 id;
-
-	sb = current_sandbox(&id);
-	return sb ? unix_peer_check(sb, id, other, BB_OP_UNIX_CONNECT) : 0;
-}
-
-SEC("lsm/unix_may_send")
-int BPF_PROG(bb_unix_may_send, struct socket *sock, struct socket *other)
-{
-	struct bb_sandbox *sb;
-	__u64 id;
-
-	/* Outsiders pay the lookup only, not the read of the peer. */
-	sb = current_sandbox(&id);
-	return sb ? unix_peer_check(sb, id, BPF_CORE_READ(other, sk), BB_OP_UNIX_SEND) : 0;
 }
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef BPFBOX_MAPS_BPF_H
 #define BPFBOX_MAPS_BPF_H
 
+#include "lib/kernel_types.h"
+#include <bpf/bpf_helpers.h>
 #include "bpfbox.h"
 
 /* Sandboxes by cgroup id: the first, and for outsiders the only, lookup of every hook. */

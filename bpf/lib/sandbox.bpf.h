@@ -3,7 +3,8 @@
 #ifndef BPFBOX_SANDBOX_BPF_H
 #define BPFBOX_SANDBOX_BPF_H
 
-#include "maps.bpf.h"
+#include <bpf/bpf_core_read.h>
+#include "lib/maps.bpf.h"
 
 /* How long identical refusals are folded into one event. */
 #define BB_RATE_WINDOW_NS 1000000000ULL
