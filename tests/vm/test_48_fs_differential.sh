@@ -65,6 +65,6 @@ for ((k = 0; k < $(cat "$OUT/npolicies"); k++)); do
 			fi
 			;;
 		esac
-	done < <(python3 "$GEN" compare "policy-$k" "$cases" "$OUT/explained-$k" "$OUT/tried-$k")
+	done < <(python3 "$GEN" compare "$pol" "$cases" "$OUT/explained-$k" "$OUT/tried-$k")
 done
 echo "# seed $SEED: $known known disagreement(s)"
