@@ -8,13 +8,13 @@
 # Each check is a case; a mismatch fails with the policy, the path and both verdicts.
 # The kernel is the subject, so every case runs on every kernel.
 #   BPFBOX_DIFF_SEED    the seed (default: a fixed one, so `make test` is repeatable)
-#   BPFBOX_DIFF_CASES   path checks in all (default 250; `make fuzz` runs more)
+#   BPFBOX_DIFF_CASES   path checks in all (default 200; `make fuzz` runs more)
 # Known disagreements (fs_diff.py known_disagreement) are printed as "# known: ..."
 # lines and counted apart; each is written down there with the fix it needs.
 . "$(dirname "$0")/lib.sh"
 
 SEED=${BPFBOX_DIFF_SEED:-4817}
-CASES=${BPFBOX_DIFF_CASES:-250}
+CASES=${BPFBOX_DIFF_CASES:-200}
 GEN=$T_ROOT/tests/vm/helpers/fs_diff.py
 ROOT=$T_TMP/tree
 OUT=$T_TMP/diff
