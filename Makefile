@@ -126,6 +126,7 @@ fuzz-build:
 
 fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	$(MAKE) $(BUILD)/bpfbox && BPFBOX_DIFF_CASES=$${BPFBOX_DIFF_CASES:-2000} BPFBOX_DIFF_SEED=$${BPFBOX_DIFF_SEED:-$$(date +%s)} BPFBOX_TEST_FILTER=test_48_fs_differential BPFBOX_TEST_TIMEOUT=3000 tools/vm/run.sh --kernel $(lastword $(KERNELS)) --timeout 3600 -- tests/vm/run-all.sh
 
 fuzz-short: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)

@@ -2,7 +2,9 @@
 /*
  * The reference model of what the kernel enforces: read, write and network
  * decisions with the rule that made them. `bpfbox policy explain` prints
- * these, and the tests pin srt's precedence rules down here.
+ * these, and the tests pin srt's precedence rules down here. Rules meet a
+ * path by the identity of what is on disk now, as the kernel's walk meets
+ * them (tests/vm/test_48_fs_differential.sh checks the two agree).
  */
 #define POLICY_INTERNAL
 #include <stdlib.h>
@@ -115,6 +117,72 @@ static int depth(const char *path)
 	return d;
 }
 
+/* Strips path's last component in place ("/a" becomes "/"); false at "/". */
+static bool strip_last(char *path)
+{
+	char *slash = strrchr(path, '/');
+
+	if (!slash || !strcmp(path, "/"))
+		return false;
+	if (slash == path)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return true;
+}
+
+/* The part of path below its prefix (no leading '/'); prefix "/" leaves all but the root. */
+static const char *below(const char *path, const char *prefix)
+{
+	const char *rest = path + strlen(prefix);
+
+	return *rest == '/' ? rest + 1 : rest;
+}
+
+/*
+ * Where rule r meets path, as the kernel matches it (docs/design.md): the
+ * launcher resolved the rule to an object, or, for a missing path, to its
+ * deepest existing ancestor and the names below it; the walk meets that
+ * object going up from path's, whatever it is called there (a bind mount
+ * of it, a hard link to it). Returns the depth in path at which the rule
+ * covers it, or -1. A spelling kept not to widen the rule, and a path with
+ * nothing of it on disk, compare as strings.
+ */
+static int rule_meets(const struct fs_rule *r, const char *path)
+{
+	char *anchor = strdup(r->path), *prefix = strdup(path);
+	struct stat ast, pst;
+	const char *names;
+	int ret = -1;
+	size_t nl;
+
+	if (!anchor || !prefix || r->kept_spelling)
+		goto strings;
+	while (stat(anchor, &ast))
+		if (!strip_last(anchor))
+			goto strings;
+	names = below(r->path, anchor);
+	nl = strlen(names);
+	do {
+		const char *rest = below(path, prefix);
+
+		if (stat(prefix, &pst) || pst.st_dev != ast.st_dev || pst.st_ino != ast.st_ino)
+			continue;
+		/* The kernel's name rules: the missing names, right below the anchor. */
+		if (!nl || (!strncmp(rest, names, nl) && (rest[nl] == '/' || rest[nl] == '\0'))) {
+			ret = depth(prefix) + (nl ? depth(names) + 1 : 0);
+			goto out;
+		}
+	} while (strip_last(prefix));
+	goto out;
+strings:
+	ret = policy_path_covers(r->path, path) ? depth(r->path) : -1;
+out:
+	free(anchor);
+	free(prefix);
+	return ret;
+}
+
 static void decide(struct fs_decision *out, bool allowed, const struct fs_rule *r,
 		   const char *name)
 {
@@ -133,10 +201,11 @@ void policy_decide_layer_read(const struct policy *p, enum fs_layer layer, const
 		const struct fs_rule *r = &p->fs_rules[i];
 		int d;
 
-		if (r->layer != layer || (r->kind != FS_DENY_READ && r->kind != FS_ALLOW_READ) ||
-		    !policy_path_covers(r->path, abs_path))
+		if (r->layer != layer || (r->kind != FS_DENY_READ && r->kind != FS_ALLOW_READ))
 			continue;
-		d = depth(r->path);
+		d = rule_meets(r, abs_path);
+		if (d < 0)
+			continue;
 		/* Deepest wins; at equal depth allowRead beats denyRead (srt). */
 		if (d > best_depth || (d == best_depth && r->kind == FS_ALLOW_READ &&
 				       best->kind == FS_DENY_READ)) {
@@ -156,19 +225,26 @@ void policy_decide_layer_write(const struct policy *p, enum fs_layer layer, cons
 			       struct fs_decision *out)
 {
 	const struct fs_rule *allow = NULL;
+	int allow_depth = -1;
 
 	for (size_t i = 0; i < p->n_fs_rules; i++) {
 		const struct fs_rule *r = &p->fs_rules[i];
+		int d;
 
-		if (r->layer != layer || !policy_path_covers(r->path, abs_path))
+		if (r->layer != layer || (r->kind != FS_DENY_WRITE && r->kind != FS_ALLOW_WRITE))
+			continue;
+		d = rule_meets(r, abs_path);
+		if (d < 0)
 			continue;
 		/* A denyWrite anywhere on the path wins, even above an allow. */
 		if (r->kind == FS_DENY_WRITE) {
 			decide(out, false, r, NULL);
 			return;
 		}
-		if (r->kind == FS_ALLOW_WRITE && (!allow || depth(r->path) > depth(allow->path)))
+		if (d > allow_depth) {
 			allow = r;
+			allow_depth = d;
+		}
 	}
 	if (allow) {
 		decide(out, true, allow, NULL);
