@@ -41,7 +41,7 @@ struct exec_opts {
 	char **argv;
 };
 
-/* One bpfbox exec as root: its options, the daemon's caller if any, and the sandbox's run. */
+/* One bpfbox exec: its options, the daemon's caller if any, and the sandbox's run when it runs here as root. */
 struct exec_cmd {
 	struct exec_opts opts;
 	const struct exec_caller *caller; /* NULL: a root bpfbox exec; else the daemon's caller */
