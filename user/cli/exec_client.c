@@ -328,6 +328,48 @@ static bool daemon_refusal(int sock, struct errmsg *em)
 	return found;
 }
 
+/*
+ * The request's fields and the descriptors that go with it (the command's standard streams,
+ * its working directory, the log, what --pass-fd names); returns how many descriptors.
+ */
+static int fill_request(struct wire_exec *x, const struct exec_client_opts *o, int fds[WIRE_MAX_FDS], int slave,
+			int cwd_fd, int log_fd, char *cwd)
+{
+	int n_fds = 0;
+
+	fds[n_fds++] = slave >= 0 ? slave : STDIN_FILENO;
+	fds[n_fds++] = slave >= 0 ? slave : STDOUT_FILENO;
+	fds[n_fds++] = slave >= 0 && isatty(STDERR_FILENO) ? slave : STDERR_FILENO;
+	x->fd_stdin = 0;
+	x->fd_stdout = 1;
+	x->fd_stderr = 2;
+	x->fd_cwd = n_fds;
+	fds[n_fds++] = cwd_fd;
+	x->fd_log = -1;
+	if (log_fd >= 0 || o->log_fd >= 0) {
+		x->fd_log = n_fds;
+		fds[n_fds++] = log_fd >= 0 ? log_fd : o->log_fd;
+	}
+	for (size_t i = 0; i < o->n_pass_fds; i++) {
+		x->pass[x->n_pass++] = (struct wire_pass_fd){ n_fds, o->pass_fds[i] };
+		fds[n_fds++] = o->pass_fds[i];
+	}
+	x->argv = o->argv;
+	for (x->argc = 0; o->argv[x->argc]; x->argc++)
+		;
+	x->env = environ;
+	for (x->n_env = 0; environ[x->n_env]; x->n_env++)
+		;
+	x->cwd = cwd;
+	x->strict = o->strict;
+	x->audit = o->audit;
+	x->timeout_ms = o->timeout_ms;
+	x->kill_after_ms = o->kill_after_ms;
+	x->log_format = o->log_format;
+	x->log_level = o->log_level;
+	return n_fds;
+}
+
 int exec_client(const struct exec_client_opts *o)
 {
 	struct client c = { .sock = -1, .master = -1, .sig_fd = -1 };
@@ -374,36 +416,7 @@ int exec_client(const struct exec_client_opts *o)
 			goto fail;
 		x->tty = true;
 	}
-	fds[n_fds++] = slave >= 0 ? slave : STDIN_FILENO;
-	fds[n_fds++] = slave >= 0 ? slave : STDOUT_FILENO;
-	fds[n_fds++] = slave >= 0 && isatty(STDERR_FILENO) ? slave : STDERR_FILENO;
-	x->fd_stdin = 0;
-	x->fd_stdout = 1;
-	x->fd_stderr = 2;
-	x->fd_cwd = n_fds;
-	fds[n_fds++] = cwd_fd;
-	x->fd_log = -1;
-	if (log_fd >= 0 || o->log_fd >= 0) {
-		x->fd_log = n_fds;
-		fds[n_fds++] = log_fd >= 0 ? log_fd : o->log_fd;
-	}
-	for (size_t i = 0; i < o->n_pass_fds; i++) {
-		x->pass[x->n_pass++] = (struct wire_pass_fd){ n_fds, o->pass_fds[i] };
-		fds[n_fds++] = o->pass_fds[i];
-	}
-	x->argv = o->argv;
-	for (x->argc = 0; o->argv[x->argc]; x->argc++)
-		;
-	x->env = environ;
-	for (x->n_env = 0; environ[x->n_env]; x->n_env++)
-		;
-	x->cwd = cwd;
-	x->strict = o->strict;
-	x->audit = o->audit;
-	x->timeout_ms = o->timeout_ms;
-	x->kill_after_ms = o->kill_after_ms;
-	x->log_format = o->log_format;
-	x->log_level = o->log_level;
+	n_fds = fill_request(x, o, fds, slave, cwd_fd, log_fd, cwd);
 	body = wire_request_encode(&req);
 	if (!body) {
 		err = errmsg_set(&em, -ENOMEM, "building the request");
