@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "daemon/client.h"
 #include "daemon/server.h"
 #include "exec_caller.h"
 #include "lib/duration.h"

@@ -57,10 +57,5 @@ struct exec_client_opts {
 /* A non-root `bpfbox exec`: through the daemon's socket; returns the run's exit status. */
 int exec_client(const struct exec_client_opts *o);
 
-/* The daemon's socket: $BPFBOX_SOCKET, else this. */
-#define BPFBOX_SOCKET_PATH "/run/bpfbox/bpfbox.sock"
-const char *daemon_socket_path(void);
-/* Connects to the daemon; -errno, with em saying how to start it. */
-int daemon_connect(struct errmsg *em);
 
 #endif

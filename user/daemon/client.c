@@ -2,10 +2,43 @@
 /* A client's request to the daemon and the daemon's answer. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "client.h"
+
+const char *daemon_socket_path(void)
+{
+	const char *p = getenv("BPFBOX_SOCKET");
+
+	return p && *p ? p : BPFBOX_SOCKET_PATH;
+}
+
+int daemon_connect(struct errmsg *em)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = daemon_socket_path();
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return errmsg_set(em, -ENAMETOOLONG, "the daemon's socket path %s is too long", path);
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errmsg_set(em, -errno, "creating a socket");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(fd);
+		return errmsg_set(em, err,
+				  "bpfbox needs root, or the bpfbox daemon (`systemctl start bpfbox.socket`): "
+				  "connecting to %s",
+				  path);
+	}
+	return fd;
+}
 
 int daemon_request_send(int sock, const struct wire_request *req, const int *fds, size_t n_fds)
 {

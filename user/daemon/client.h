@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A client's side of one request to the daemon (a non-root ps or stop):
- * the request sent as one frame, then the answer read to its end, the text
+ * A client's side of one request to the daemon (a non-root exec, ps or stop): the connection,
+ * the request sent as one frame, then (ps, stop) the answer read to its end, the text
  * frames written out as they come.
  */
 #ifndef BPFBOX_DAEMON_CLIENT_H
@@ -13,6 +13,11 @@
 #include "lib/errmsg.h"
 #include "wire.h"
 
+/* The daemon's socket: $BPFBOX_SOCKET, else this. */
+#define BPFBOX_SOCKET_PATH "/run/bpfbox/bpfbox.sock"
+const char *daemon_socket_path(void);
+/* Connects to the daemon; -errno, with em saying how to start it. */
+int daemon_connect(struct errmsg *em);
 /* Sends req with n_fds descriptors attached; 0, or -errno (out of memory, a socket error). */
 int daemon_request_send(int sock, const struct wire_request *req, const int *fds, size_t n_fds);
 /*

@@ -9,13 +9,9 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <bpf/libbpf.h>
 
 #include "log/log.h"
 #include "passwd_cache.h"
@@ -23,44 +19,7 @@
 #include "sandbox/bpf_state.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox_gc.h"
-#include "server.h"
-
-#define DAEMON_MAX_PENDING 64 /* connections still sending their request */
-#define DAEMON_MAX_PENDING_PER_UID 8
-#define DAEMON_REQUEST_TIMEOUT_S 10
-#define DAEMON_PID_FILE BPFBOX_RUN_DIR "/bpfbox.pid"
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define PASSWD_LOOKUPS_PER_S_TEXT STR(PASSWD_LOOKUPS_PER_S)
-
-struct pending {
-	int fd; /* -1: free slot */
-	struct peer peer;
-	time_t deadline;
-	struct wire_reader rd;
-};
-
-struct worker {
-	pid_t pid;
-	uid_t uid; /* the owner it counts under (struct peer) */
-};
-
-struct daemon {
-	const struct daemon_config *o;
-	const struct daemon_handlers *h;
-	struct listener listener;
-	struct log *log;
-	struct bpf_state *bpf;
-	int ep, sig_fd, tick_fd;
-	struct pending pending[DAEMON_MAX_PENDING];
-	struct worker workers[DAEMON_MAX_WORKERS];
-	size_t n_workers;
-	struct refusals refusals; /* what of them reaches the log */
-	struct passwd_cache passwd; /* who has an entry, and its name */
-	bool stopping;
-	time_t stop_at; /* grace over: workers get SIGTERM */
-	time_t kill_at; /* then SIGKILL */
-};
+#include "server_state.h"
 
 /* A refused or failed request: the answer for the caller, and an event for the administrator unless its uid spent them. */
 static void refuse(struct daemon *d, int fd, const struct peer *p, const char *why)
@@ -375,40 +334,6 @@ static void reap_workers(struct daemon *d)
 			}
 }
 
-static int open_log(struct daemon *d)
-{
-	struct log_config cfg = { .min_level = LOG_INFO, .format = LOG_FORMAT_JSON, .fd = d->o->log_fd,
-				  .file_path = d->o->log_file };
-	struct log *log;
-	char dir[PATH_MAX];
-	int err;
-
-	if (d->o->log_file) {
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", d->o->log_file);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			mkdir(dir, 0750);
-		}
-	}
-	err = log_open(&cfg, &log);
-	if (err)
-		return err;
-	log_close(d->log);
-	d->log = log;
-	return 0;
-}
-
-/* What gc left of a dead supervisor's sandbox, for the administrator. */
-static void gc_note(void *ctx, const char *text)
-{
-	struct daemon *d = ctx;
-
-	log_msg(d->log, LOG_WARN, "warning", "gc: %s", text);
-}
-
 static void begin_stop(struct daemon *d, int sig)
 {
 	if (d->stopping)
@@ -451,84 +376,10 @@ static bool tick(struct daemon *d)
 		for (size_t i = 0; i < d->n_workers; i++)
 			kill(d->workers[i].pid, SIGKILL);
 		reap_workers(d);
-		sandbox_gc_dead(d->bpf, false, gc_note, d);
+		sandbox_gc_dead(d->bpf, false, daemon_gc_note, d);
 		return d->n_workers != 0;
 	}
 	return true;
-}
-
-/* The log, the shared BPF state and the registry, and what earlier runs left behind. */
-static int setup_state(struct daemon *d, struct errmsg *em)
-{
-	struct errmsg why = { { 0 } };
-	int err;
-
-	err = open_log(d);
-	if (err)
-		return errmsg_set(em, err, "opening the log %s", d->o->log_file ? d->o->log_file : "(fd)");
-	if (!getenv("BPFBOX_DEBUG_BPF"))
-		libbpf_set_print(NULL);
-	/* The shared programs stay loaded and pinned while the daemon runs; none is started without them. */
-	err = bpf_state_open(&d->bpf, &why);
-	if (err) {
-		errmsg_set(em, 0, "BPF-LSM enforcement is not available: %s (bpfbox doctor says how to fix the host)",
-			   why.text);
-		return err;
-	}
-	/* The registry holds every caller's command line: root's alone, whatever an older bpfbox left. */
-	err = registry_secure(true);
-	if (err) {
-		errmsg_set(em, 0, "making %s root's alone (0700, entries 0600): %s; it must be a directory owned by root",
-			   REGISTRY_DIR, strerror(-err));
-		return err;
-	}
-	/* What a daemon or a supervisor killed earlier left behind. */
-	sandbox_gc_dead(d->bpf, false, gc_note, d);
-	return 0;
-}
-
-/* Signals, the tick and the socket, all in one epoll set; then the pid file and the start event. */
-static int setup_loop(struct daemon *d, struct errmsg *em)
-{
-	struct itimerspec its = { { 1, 0 }, { 1, 0 } };
-	struct listen_opts lo = { d->o->socket, d->o->socket_mode, d->o->socket_group };
-	struct epoll_event ev = { .events = EPOLLIN };
-	sigset_t set;
-	FILE *pf;
-	int err;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	d->sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
-	d->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	d->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (d->sig_fd < 0 || d->tick_fd < 0 || d->ep < 0)
-		return -errno;
-	err = listener_open(&lo, &d->listener, em);
-	if (err)
-		return err;
-	timerfd_settime(d->tick_fd, 0, &its, NULL);
-	ev.data.u64 = 0;
-	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->listener.fd, &ev);
-	ev.data.u64 = 1;
-	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->sig_fd, &ev);
-	ev.data.u64 = 2;
-	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->tick_fd, &ev);
-	pf = fopen(DAEMON_PID_FILE, "we");
-	if (pf) {
-		fprintf(pf, "%d\n", (int)getpid());
-		fclose(pf);
-	}
-	log_msg(d->log, LOG_INFO, "daemon-start",
-		"daemon listening on %s%s, ceiling %s, at most %ld sandbox(es) per user, quota %s",
-		d->listener.activated ? "the socket systemd passed" : d->o->socket, d->listener.activated ? "" : "",
-		d->o->config, d->o->max_per_user, d->o->quota);
-	return 0;
 }
 
 static void handle_signals(struct daemon *d)
@@ -541,7 +392,7 @@ static void handle_signals(struct daemon *d)
 			reap_workers(d);
 			break;
 		case SIGHUP:
-			if (open_log(d))
+			if (daemon_open_log(d))
 				fprintf(stderr, "bpfbox: daemon: reopening the log failed; writing to the old one\n");
 			else
 				log_msg(d->log, LOG_INFO, "daemon-log-reopened", "log reopened (SIGHUP)");
@@ -596,9 +447,9 @@ int daemon_serve(const struct daemon_config *cfg, const struct daemon_handlers *
 	refusals_init(&d->refusals);
 	passwd_cache_init(&d->passwd);
 	d->listener.fd = d->ep = d->sig_fd = d->tick_fd = -1;
-	err = setup_state(d, em);
+	err = daemon_setup_state(d, em);
 	if (!err)
-		err = setup_loop(d, em);
+		err = daemon_setup_loop(d, em);
 	if (err)
 		goto cleanup;
 	err = loop(d);
