@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json_keys.h"
 #include "policy_json.h"
 
 void *pcheck(struct pctx *c, void *ptr)
@@ -141,16 +142,14 @@ bool want_object(struct pctx *c, const cJSON *v, const char *path)
 
 void check_duplicate_keys(struct pctx *c, const cJSON *obj, const char *path)
 {
-	for (const cJSON *a = obj->child; a; a = a->next)
-		for (const cJSON *b = obj->child; b != a; b = b->next)
-			if (!strcmp(a->string, b->string)) {
-				char *p = jpath_key(c, path, a->string);
+	for (const cJSON *m = obj->child; m; m = m->next)
+		if (json_key_repeated(m)) {
+			char *p = jpath_key(c, path, m->string);
 
-				/* Parsers disagree on which copy wins: refuse the ambiguity. */
-				perr(c, p ? p : path, "duplicate key");
-				free(p);
-				break;
-			}
+			/* Parsers disagree on which copy wins: refuse the ambiguity. */
+			perr(c, p ? p : path, "duplicate key");
+			free(p);
+		}
 }
 
 /* A refused feature that is switched off or lists nothing weakens nothing. */
