@@ -169,7 +169,7 @@ int policy_path_normalise(const char *raw, const char *cwd, const char *home,
 int policy_path_resolve_target(const char *raw, const char *cwd, const char *home,
 			       char **out, const char **err)
 {
-	char *lex = NULL;
+	char *lex = NULL, *joined = NULL, *res;
 	int ret;
 
 	*out = NULL;
@@ -177,8 +177,20 @@ int policy_path_resolve_target(const char *raw, const char *cwd, const char *hom
 	ret = expand(raw, cwd, home, &lex, err);
 	if (ret)
 		return ret;
-	*out = resolve_existing(lex);
 	free(lex);
+	/*
+	 * The kernel takes ".." after a symbolic link from the link's target: the
+	 * spelling is resolved as written, and only what is missing lexically.
+	 */
+	if (asprintf(&joined, "%s/%s", raw[0] == '~' ? home : raw[0] == '/' ? "" : cwd,
+		     raw[0] == '~' ? raw + 1 : raw) < 0)
+		return -ENOMEM;
+	res = resolve_existing(joined);
+	free(joined);
+	if (!res)
+		return -ENOMEM;
+	*out = lexical("/", res);
+	free(res);
 	return *out ? 0 : -ENOMEM;
 }
 
