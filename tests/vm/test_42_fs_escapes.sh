@@ -61,6 +61,25 @@ assert_fails "mknod of a device is refused" sh_in "mknod $W/null c 1 3"
 assert_event "mknod" "" "builtin:device-node" "mknod: event"
 assert_succeeds "a fifo in a writable dir is fine" sh_in "mkfifo $W/fifo"
 
+# A rule naming a link that would widen it (docs/policy.md): an allow on it is not applied,
+# so a link the sandboxed code left in a writable place cannot open its parent to the next run.
+K=$T_TMP/kept
+mkdir -p "$K/proj/sub"
+echo original >"$K/proj/file"
+ln -s .. "$K/proj/sub/up"
+KP=$T_TMP/kept.json
+cat >"$KP" <<JSON
+{ "network": { "allowedDomains": [] }, "filesystem": { "allowWrite": ["$K/proj/sub/up"] } }
+JSON
+fresh
+assert_fails "an allowWrite naming a link to its own ancestor does not open the ancestor" \
+	"$BPFBOX" exec --policy "$KP" --log-file "$LOG" -- sh -c "echo changed >$K/proj/file"
+assert_contains "$T_OUT" "this allow is not applied" "the loader says the allow is not applied"
+assert_fails "nor through the link's own name" \
+	"$BPFBOX" exec --policy "$KP" --log-file "$LOG" -- sh -c "echo changed >$K/proj/sub/up/file"
+assert_eq "original" "$(cat "$K/proj/file")" "the file behind the link is untouched"
+assert_status "policy explain agrees: not writable" 1 "$BPFBOX" policy explain --write "$KP" "$K/proj/file"
+
 fresh
 assert_succeeds "every log line validates against the schema" \
 	python3 "$T_ROOT/tests/tools/validate-events.py" "$ALL"

@@ -51,6 +51,15 @@ struct fs_rule {
 	char *jpath;	/* "filesystem.allowWrite[1]"; NULL for implicit rules */
 };
 
+/*
+ * An allow whose spelling was kept because its symlink would widen it: the
+ * kernel would follow the link, so neither the launcher nor explain applies it.
+ */
+static inline bool policy_rule_unapplied(const struct fs_rule *r)
+{
+	return r->kept_spelling && (r->kind == FS_ALLOW_READ || r->kind == FS_ALLOW_WRITE);
+}
+
 /* ignoreViolations: "<command substring>" or "*" -> violation-line substrings. */
 struct ignore_rule {
 	char *command;

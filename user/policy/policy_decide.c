@@ -145,18 +145,24 @@ static const char *below(const char *path, const char *prefix)
  * deepest existing ancestor and the names below it; the walk meets that
  * object going up from path's, whatever it is called there (a bind mount
  * of it, a hard link to it). Returns the depth in path at which the rule
- * covers it, or -1. A spelling kept not to widen the rule, and a path with
- * nothing of it on disk, compare as strings.
+ * covers it, or -1. A path with nothing of it on disk compares as strings.
+ * A spelling kept not to widen the rule: an allow is not applied at all (the
+ * launcher leaves it out), a deny meets what its link leads to, as the
+ * launcher's resolution follows it (a deny only narrows).
  */
 static int rule_meets(const struct fs_rule *r, const char *path)
 {
-	char *anchor = strdup(r->path), *prefix = strdup(path);
+	char *anchor, *prefix;
 	struct stat ast, pst;
 	const char *names;
 	int ret = -1;
 	size_t nl;
 
-	if (!anchor || !prefix || r->kept_spelling)
+	if (policy_rule_unapplied(r))
+		return -1;
+	anchor = strdup(r->path);
+	prefix = strdup(path);
+	if (!anchor || !prefix)
 		goto strings;
 	while (stat(anchor, &ast))
 		if (!strip_last(anchor))

@@ -64,11 +64,14 @@ static bool has_glob(const char *s, size_t len)
 	return false;
 }
 
-static void note_kept(struct pctx *c, const char *path, const char *abs)
+static void note_kept(struct pctx *c, const char *path, const char *abs, bool grant)
 {
-	pwarn(c, path, "\"%s\" is a symlink that would widen the rule if followed; "
-	      "kept as written, so access through the link's target is not covered",
-	      abs);
+	if (grant)
+		pwarn(c, path, "\"%s\" is a symlink that would widen the rule if followed; "
+		      "this allow is not applied (name what it should open without the link)", abs);
+	else
+		pwarn(c, path, "\"%s\" is a symlink that would widen the rule if followed; "
+		      "kept as written, so access through the link's target is not covered", abs);
 }
 
 static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
@@ -99,7 +102,7 @@ static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
 		return 0;
 	}
 	if (kept && !caller_link)
-		note_kept(c, path, abs);
+		note_kept(c, path, abs, grant);
 	ret = push_rule(c, kind, abs, source, false, "");
 	if (!ret) {
 		struct fs_rule *r = &c->p->fs_rules[c->p->n_fs_rules - 1];

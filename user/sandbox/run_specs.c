@@ -44,6 +44,9 @@ int sandbox_run_build_specs(struct sandbox_run *r)
 		/* Under a ceiling each layer stays apart in the kernel (docs/design.md, "Two layers"). */
 		enum rule_layer layer = p->fs_rules[i].layer == FS_LAYER_CEILING ? RULE_LAYER_CEILING : RULE_LAYER_OWN;
 
+		/* Resolving it would follow the link to what it would widen to (the loader warned). */
+		if (policy_rule_unapplied(&p->fs_rules[i]))
+			continue;
 		r->specs[n] = (struct rule_spec){ p->fs_rules[i].path, spec_flags(p->fs_rules[i].kind), (uint32_t)n,
 						  layer, p->fs_rules[i].no_links };
 		r->rule_names[n] = p->fs_rules[i].name;

@@ -16,7 +16,7 @@ policies and paths.
         check, before the sandbox runs (its creates change the tree).
   fs_diff.py compare POLICY CASES EXPLAINED TRIED   explain's verdicts against
         the kernel's (TRIED, try's output); one line each:
-        "ok|fail|known|skip<TAB>description". Removes what the creates made.
+        "ok|fail|skip<TAB>description". Removes what the creates made.
 
 Paths travel as hex so that any byte (newline, quote, 0xff) survives.
 """
@@ -317,7 +317,6 @@ def cmd_explain(bpfbox, policy, cases, out):
 
 def cmd_compare(policy, cases, explained, tried):
     name = os.path.basename(policy)
-    kept = kept_links(policy)
     checks = read_cases(cases)
     with open(explained) as fh:
         said = [l.split() for l in fh]
@@ -342,51 +341,7 @@ def cmd_compare(policy, cases, explained, tried):
         if e == kv:
             print("ok\t%s" % line)
             continue
-        why = known_disagreement(op, path, kv, kept)
-        if why:
-            print("known\t%s (%s); explain said: %s" % (line, why, text))
-        else:
-            print("fail\t%s; explain said: %s" % (line, text))
-
-
-def kept_links(policy):
-    """Entries that are links kept as written (they would widen), with their targets."""
-    with open(policy) as fh:
-        fsys = json.load(fh)["filesystem"]
-    out = []
-    for key in ("denyRead", "allowRead", "allowWrite", "denyWrite"):
-        for e in fsys.get(key, []):
-            e = os.fsencode(e)
-            real = os.path.realpath(e)
-            if os.path.islink(e) and (e.startswith(real + b"/") or real.count(b"/") <= 1):
-                out.append((key, e, real))
-    return out
-
-
-def known_disagreement(op, path, kernel, kept):
-    """
-    Disagreements understood and written down, each with the fix it needs
-    (see the test's header). Bind mounts and hard links were one until explain
-    matched rules by identity, as the kernel does.
-
-    A rule naming a link to an ancestor (or to "/" or a top-level directory)
-    keeps its spelling, and docs/policy.md says access through the link's
-    target is not covered. But the launcher resolves every rule by opening its
-    path, following links (user/sandbox/sandbox_maps.c resolve_open), so the
-    kernel's rule lands on the target: an allowWrite on such a link opens the
-    whole ancestor for writing. The launcher is wrong: a kept spelling must be
-    resolved following no link (RESOLVE_NO_SYMLINKS, as a guarded grant is),
-    leaving a deny on the link's own name and no allow at all.
-    """
-    real = os.path.realpath(path)
-    for key, entry, target in kept:
-        # Only the rule's own effect: its kind of access, the kernel going its way.
-        if (op == "read") != key.endswith("Read") or (kernel == "allowed") != key.startswith("allow"):
-            continue
-        if real == target or real.startswith(target.rstrip(b"/") + b"/"):
-            return "the %s entry %s is a link kept as written; the launcher follows it to %s" % (
-                key, show(entry), show(target))
-    return None
+        print("fail\t%s; explain said: %s" % (line, text))
 
 
 def main(argv):
