@@ -124,6 +124,8 @@ fuzz-build:
 	$(MAKE) BUILD=$(FUZZ_DIR) CC=$(CLANG) \
 		SAN_FLAGS="$(SANITIZE) -fsanitize=fuzzer-no-link -Wno-unknown-warning-option" fuzzers
 
+# `make fuzz` also checks `policy explain` against the kernel on a fresh seed (test_48, 2000
+# paths; the seed is printed, BPFBOX_DIFF_SEED repeats a run); `make test` runs 200 on a fixed one.
 fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 	$(MAKE) $(BUILD)/bpfbox && BPFBOX_DIFF_CASES=$${BPFBOX_DIFF_CASES:-2000} BPFBOX_DIFF_SEED=$${BPFBOX_DIFF_SEED:-$$(date +%s)} BPFBOX_TEST_FILTER=test_48_fs_differential BPFBOX_TEST_TIMEOUT=3000 tools/vm/run.sh --kernel $(lastword $(KERNELS)) --timeout 3600 -- tests/vm/run-all.sh

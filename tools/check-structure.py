@@ -4,7 +4,8 @@
 - user/ folders include each other without a cycle;
 - inside a folder, no files call each other in a loop (from the objects' symbols: nm);
 - no user/ file over 600 lines unless its first comment says why ("Over 600 lines: ...");
-- no function in user/ over 100 lines of body.
+- no function in user/ over 100 lines of body;
+- docs/architecture.md names every user/ source and every bpf/ file.
 Usage: tools/check-structure.py BUILD
 """
 import os
@@ -114,6 +115,16 @@ def sizes(problems):
                 start = None
 
 
+def architecture_names(problems):
+    text = open("docs/architecture.md").read()
+    files = [path for _, path in sources() if path.endswith(".c")]
+    for root, _, names in os.walk("bpf"):
+        files += [os.path.join(root, n) for n in names if n.endswith((".c", ".h"))]
+    for path in sorted(files):
+        if os.path.basename(path) not in text:
+            problems.append(f"{path}: docs/architecture.md does not say what it holds")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -121,6 +132,7 @@ def main():
     folder_includes(problems)
     call_loops(sys.argv[1], problems)
     sizes(problems)
+    architecture_names(problems)
     for p in problems:
         print("structure: " + p, file=sys.stderr)
     sys.exit(1 if problems else 0)
