@@ -42,13 +42,26 @@ assert_succeeds "outside the sandbox, SCTP reaches the remote server" python3 "$
 assert_contains "$T_OUT" '^sctp4 ok SSH-2.0-bpfbox-test-echo'
 
 # What the remote namespace received: IPv4 packets at all, ICMPv6 echo requests, SCTP packets.
-remote_counters() {
-	sleep 0.5 # an association's last packets after its client exited
+read_counters() {
 	ip netns exec bbremote awk '
 		$1 == "Ip:" && $2 ~ /^[0-9]/ { ip = $4 }
 		$1 == "Icmp6InEchos" { e6 = $2 }
 		$1 == "SctpInSCTPPacks" { sctp = $2 }
 		END { print ip + 0, e6 + 0, sctp + 0 }' /proc/net/snmp /proc/net/snmp6 /proc/net/sctp/snmp
+}
+
+# Once they stop moving: an association's last packets come after its client exited, later on
+# a slow guest (half a second without a change, at most ten seconds).
+remote_counters() {
+	local prev cur
+	cur=$(read_counters)
+	for _ in $(seq 20); do
+		sleep 0.5
+		prev=$cur
+		cur=$(read_counters)
+		[ "$cur" = "$prev" ] && break
+	done
+	echo "$cur"
 }
 
 policy() { # policy FILE [ALLOWSOCKETPROTOCOLS]
