@@ -305,6 +305,14 @@ void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
 	}
 }
 
+/* What a sweep reads must fit its buffers (map_sweep.h): checked here, where the types are chosen. */
+_Static_assert(sizeof(struct bb_unix_name_key) <= MAP_SWEEP_MAX, "key too large for map_sweep");
+_Static_assert(sizeof(struct bb_name_key) <= MAP_SWEEP_MAX, "key too large for map_sweep");
+_Static_assert(sizeof(struct bb_inode_key) <= MAP_SWEEP_MAX, "key too large for map_sweep");
+_Static_assert(sizeof(struct bb_learned_key) <= MAP_SWEEP_MAX, "key too large for map_sweep");
+_Static_assert(sizeof(struct bb_dns_peer_key) <= MAP_SWEEP_MAX, "key too large for map_sweep");
+_Static_assert(sizeof(struct bb_tconn) <= MAP_SWEEP_MAX, "value too large for map_sweep");
+
 /* Every per-sandbox key starts with the sandbox id; these maps name it in the value. */
 static void sweep_by_key(int fd, uint64_t id, size_t key_size)
 {
