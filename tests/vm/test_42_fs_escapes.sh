@@ -69,7 +69,8 @@ echo original >"$K/proj/file"
 ln -s .. "$K/proj/sub/up"
 KP=$T_TMP/kept.json
 cat >"$KP" <<JSON
-{ "network": { "allowedDomains": [] }, "filesystem": { "allowWrite": ["$K/proj/sub/up"] } }
+{ "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": ["$K/proj/sub/up"], "denyWrite": [] } }
 JSON
 fresh
 assert_fails "an allowWrite naming a link to its own ancestor does not open the ancestor" \
@@ -78,7 +79,30 @@ assert_contains "$T_OUT" "this allow is not applied" "the loader says the allow 
 assert_fails "nor through the link's own name" \
 	"$BPFBOX" exec --policy "$KP" --log-file "$LOG" -- sh -c "echo changed >$K/proj/sub/up/file"
 assert_eq "original" "$(cat "$K/proj/file")" "the file behind the link is untouched"
+assert_succeeds "the same sandbox runs and writes its TMPDIR (the refusals above are the kernel's)" \
+	"$BPFBOX" exec --policy "$KP" --log-file "$LOG" -- sh -c 'echo ok >"$TMPDIR/f"'
 assert_status "policy explain agrees: not writable" 1 "$BPFBOX" policy explain --write "$KP" "$K/proj/file"
+# The same link met under another spelling of its ancestors (a linked parent), and a link to
+# a bind mount of its own ancestor: both are ancestors by identity, so neither allow applies.
+mkdir -p "$K/real/proj/sub" "$K/bind"
+echo original >"$K/real/proj/file"
+ln -s real "$K/alias"
+ln -s .. "$K/real/proj/sub/up"
+mount --bind "$K/real/proj" "$K/bind"
+ln -s "$K/bind" "$K/real/proj/sub/tobind"
+cat >"$KP" <<JSON
+{ "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": ["$K/alias/proj/sub/up", "$K/real/proj/sub/tobind"], "denyWrite": [] } }
+JSON
+fresh
+assert_fails "a widening link spelled through a linked parent does not open its ancestor" \
+	"$BPFBOX" exec --policy "$KP" --log-file "$LOG" -- sh -c "echo changed >$K/real/proj/file"
+assert_fails "nor does a link to a bind mount of its ancestor" \
+	"$BPFBOX" exec --policy "$KP" --log-file "$LOG" -- sh -c "echo changed >$K/bind/file"
+assert_eq "original" "$(cat "$K/real/proj/file")" "the ancestor's file is untouched"
+assert_succeeds "policy show lists both as not applied" \
+	sh -c "'$BPFBOX' policy show '$KP' | jq -e '.filesystem.allowNotApplied | length == 2'"
+umount "$K/bind"
 
 fresh
 assert_succeeds "every log line validates against the schema" \

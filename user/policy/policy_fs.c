@@ -71,7 +71,7 @@ static void note_kept(struct pctx *c, const char *path, const char *abs, bool gr
 		      "this allow is not applied (name what it should open without the link)", abs);
 	else
 		pwarn(c, path, "\"%s\" is a symlink that would widen the rule if followed; "
-		      "kept as written, so access through the link's target is not covered", abs);
+		      "kept as written, and as a deny it still follows the link: it denies the target", abs);
 }
 
 static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
@@ -108,7 +108,12 @@ static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
 		struct fs_rule *r = &c->p->fs_rules[c->p->n_fs_rules - 1];
 
 		r->kept_spelling = kept;
-		r->no_links = c->p->guarded && grant;
+		/*
+		 * A grant's spelling was resolved just now (or, guarded, walked as the caller): the
+		 * kernel resolves it following no link, so one that appears before the launch
+		 * fails the run instead of carrying the grant somewhere else.
+		 */
+		r->no_links = grant;
 		r->from_glob = from_glob;
 		/* The ceiling names the caller's entry by its place in the file. */
 		r->jpath = strdup(path);

@@ -85,6 +85,45 @@ out:
 	return out;
 }
 
+/*
+ * Whether directory res is, as an object, one of the entry's real ancestors:
+ * spelled differently (a linked /home) or reached through a bind mount of one.
+ */
+static bool ancestor_object(const char *orig, const char *res)
+{
+	char *parent = strdup(orig), *real = NULL;
+	struct stat rs, as;
+	bool found = false;
+	char *slash;
+
+	if (!parent || stat(res, &rs) || !S_ISDIR(rs.st_mode))
+		goto out;
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		goto out;
+	*slash = '\0';
+	real = resolve_existing(parent);
+	if (!real)
+		goto out;
+	do {
+		if (!stat(real, &as) && as.st_dev == rs.st_dev && as.st_ino == rs.st_ino) {
+			found = true;
+			break;
+		}
+		slash = strrchr(real, '/');
+		if (slash && slash != real)
+			*slash = '\0';
+		else if (slash && real[1])
+			real[1] = '\0';
+		else
+			break;
+	} while (1);
+out:
+	free(parent);
+	free(real);
+	return found;
+}
+
 /* srt's isSymlinkOutsideBoundary: "/", one top-level component, or an ancestor. */
 static bool widens(const char *orig, const char *res)
 {
@@ -96,7 +135,9 @@ static bool widens(const char *orig, const char *res)
 		return true;
 	if (!strchr(res + 1, '/'))
 		return true;
-	return !strncmp(orig, res, rl) && orig[rl] == '/';
+	if (!strncmp(orig, res, rl) && orig[rl] == '/')
+		return true;
+	return ancestor_object(orig, res);
 }
 
 static int expand(const char *raw, const char *cwd, const char *home, char **out,

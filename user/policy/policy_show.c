@@ -94,7 +94,8 @@ static void show_mandatory_expanded(struct out *o, const struct policy *p, cJSON
 		const struct fs_rule *rule = &p->fs_rules[r];
 
 		/* Under a ceiling a writable path is inside a caller's root too. */
-		if (rule->kind != FS_ALLOW_WRITE || rule->from_default || rule->layer != FS_LAYER_OWN)
+		if (rule->kind != FS_ALLOW_WRITE || rule->from_default || rule->layer != FS_LAYER_OWN ||
+		    policy_rule_unapplied(rule))
 			continue;
 		for (size_t i = 0; i < n; i++)
 			if (m[i].kind != MANDATORY_GIT_FILE)
@@ -115,9 +116,14 @@ static void show_layer(struct out *o, const struct policy *p, enum fs_layer laye
 		a = add(o, obj, keys[k], cJSON_CreateArray());
 		for (size_t i = 0; a && i < p->n_fs_rules; i++)
 			if ((int)p->fs_rules[i].kind == k && !p->fs_rules[i].from_default &&
-			    p->fs_rules[i].layer == layer)
+			    p->fs_rules[i].layer == layer && !policy_rule_unapplied(&p->fs_rules[i]))
 				add_str(o, a, NULL, p->fs_rules[i].path);
 	}
+	/* Allows on a link that would widen them: in the file, not in force (docs/policy.md). */
+	a = add(o, obj, "allowNotApplied", cJSON_CreateArray());
+	for (size_t i = 0; a && i < p->n_fs_rules; i++)
+		if (p->fs_rules[i].layer == layer && policy_rule_unapplied(&p->fs_rules[i]))
+			add_str(o, a, NULL, p->fs_rules[i].path);
 	impl = add(o, obj, "implicitAllowWrite", cJSON_CreateArray());
 	for (size_t i = 0; impl && i < p->n_fs_rules; i++)
 		if (p->fs_rules[i].from_default && p->fs_rules[i].layer == layer)
