@@ -71,6 +71,8 @@ static int setup(void **state)
 	ln(fx, "/", "rootlink");
 	ln(fx, "..", "home/up");
 	ln(fx, "/usr", "usrlink");
+	mk(fx, "real/sub/deep", true);
+	ln(fx, "..", "real/sub/deep/up");
 	return 0;
 }
 
@@ -293,6 +295,49 @@ static void test_symlink_never_widens(void **state)
 	assert_string_equal(rule_path(fx, "{\"denyRead\": [], \"allowWrite\": [\"@/usrlink\"],"
 				      " \"denyWrite\": []}", &d, &p), want);
 	assert_true(p->fs_rules[0].kept_spelling);
+	assert_true(policy_rule_unapplied(&p->fs_rules[0]));
+	policy_free(p);
+	diag_list_free(&d);
+
+	/*
+	 * A link to its ancestor, spelled through a linked parent (link -> real): no string
+	 * prefix shows it, the ancestor's identity does.
+	 */
+	snprintf(want, sizeof(want), "%s/link/sub/deep/up", fx->root);
+	assert_string_equal(rule_path(fx, "{\"denyRead\": [], \"allowWrite\": [\"@/link/sub/deep/up\"],"
+				      " \"denyWrite\": []}", &d, &p), want);
+	assert_true(p->fs_rules[0].kept_spelling);
+	expect(&d, DIAG_WARNING, "filesystem.allowWrite[0]", "not applied");
+	policy_free(p);
+	diag_list_free(&d);
+
+	/* A deny kept on such a link is applied (it follows the link, which only narrows). */
+	assert_non_null(rule_path(fx, "{\"denyRead\": [], \"allowWrite\": [], \"denyWrite\": [\"@/link/sub/deep/up\"]}",
+				  &d, &p));
+	assert_true(p->fs_rules[0].kept_spelling);
+	assert_false(policy_rule_unapplied(&p->fs_rules[0]));
+	assert_false(p->fs_rules[0].no_links);
+	policy_free(p);
+	diag_list_free(&d);
+}
+
+/* A grant's spelling is resolved at load; the kernel then follows no link on it. */
+static void test_grants_follow_no_link(void **state)
+{
+	struct fx *fx = *state;
+	char want[PATH_MAX * 2];
+	struct diag_list d;
+	struct policy *p;
+
+	snprintf(want, sizeof(want), "%s/real/sub", fx->root);
+	assert_string_equal(rule_path(fx, "{\"denyRead\": [], \"allowRead\": [\"@/link/sub\"],"
+				      " \"allowWrite\": [], \"denyWrite\": []}", &d, &p), want);
+	assert_true(p->fs_rules[0].no_links);
+	policy_free(p);
+	diag_list_free(&d);
+	assert_non_null(rule_path(fx, "{\"denyRead\": [\"@/link/sub\"], \"allowWrite\": [], \"denyWrite\": []}",
+				  &d, &p));
+	assert_false(p->fs_rules[0].no_links);
 	policy_free(p);
 	diag_list_free(&d);
 }
@@ -589,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_tilde_errors),
 		cmocka_unit_test(test_symlink_resolution),
 		cmocka_unit_test(test_symlink_never_widens),
+		cmocka_unit_test(test_grants_follow_no_link),
 		cmocka_unit_test(test_literal_entries_ok),
 		cmocka_unit_test(test_literal_object_errors),
 		cmocka_unit_test(test_glob_rejections),
