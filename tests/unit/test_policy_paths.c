@@ -321,27 +321,6 @@ static void test_symlink_never_widens(void **state)
 	diag_list_free(&d);
 }
 
-/* A grant's spelling is resolved at load; the kernel then follows no link on it. */
-static void test_grants_follow_no_link(void **state)
-{
-	struct fx *fx = *state;
-	char want[PATH_MAX * 2];
-	struct diag_list d;
-	struct policy *p;
-
-	snprintf(want, sizeof(want), "%s/real/sub", fx->root);
-	assert_string_equal(rule_path(fx, "{\"denyRead\": [], \"allowRead\": [\"@/link/sub\"],"
-				      " \"allowWrite\": [], \"denyWrite\": []}", &d, &p), want);
-	assert_true(p->fs_rules[0].no_links);
-	policy_free(p);
-	diag_list_free(&d);
-	assert_non_null(rule_path(fx, "{\"denyRead\": [\"@/link/sub\"], \"allowWrite\": [], \"denyWrite\": []}",
-				  &d, &p));
-	assert_false(p->fs_rules[0].no_links);
-	policy_free(p);
-	diag_list_free(&d);
-}
-
 static void test_literal_entries_ok(void **state)
 {
 	struct fx *fx = *state;
@@ -634,7 +613,6 @@ int main(void)
 		cmocka_unit_test(test_tilde_errors),
 		cmocka_unit_test(test_symlink_resolution),
 		cmocka_unit_test(test_symlink_never_widens),
-		cmocka_unit_test(test_grants_follow_no_link),
 		cmocka_unit_test(test_literal_entries_ok),
 		cmocka_unit_test(test_literal_object_errors),
 		cmocka_unit_test(test_glob_rejections),

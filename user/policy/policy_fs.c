@@ -108,12 +108,7 @@ static int add_path(struct pctx *c, enum fs_rule_kind kind, const char *raw,
 		struct fs_rule *r = &c->p->fs_rules[c->p->n_fs_rules - 1];
 
 		r->kept_spelling = kept;
-		/*
-		 * A grant's spelling was resolved just now (or, guarded, walked as the caller): the
-		 * kernel resolves it following no link, so one that appears before the launch
-		 * fails the run instead of carrying the grant somewhere else.
-		 */
-		r->no_links = grant;
+		r->no_links = c->p->guarded && grant;
 		r->from_glob = from_glob;
 		/* The ceiling names the caller's entry by its place in the file. */
 		r->jpath = strdup(path);

@@ -158,9 +158,8 @@ int sandbox_maps_load_rules(const struct bpf_state *st, uint64_t id, const struc
 		uint32_t flags = specs[i].flags, missing = res[i].missing;
 
 		if (res[i].err == -ELOOP && specs[i].no_links)
-			return errmsg_set(em, res[i].err, "resolving %s in the kernel: a symbolic link appeared on the "
-					  "way of this grant after the policy was read, and a grant follows none "
-					  "(remove the link, or name its target in the policy, and run again)",
+			return errmsg_set(em, res[i].err, "resolving %s in the kernel: a symbolic link is now on the "
+					  "way of the administrator's grant, which follows none (remove it and run again)",
 					  specs[i].path);
 		if (res[i].err)
 			return errmsg_set(em, res[i].err, "resolving %s in the kernel", specs[i].path);
