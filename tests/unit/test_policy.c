@@ -344,21 +344,12 @@ static void refused(const char *json, const char *path, const char *needle)
 
 static void test_refused_fields(void **state)
 {
-	refused(NET_WITH("\"tlsTerminate\": {}"), "network.tlsTerminate", "not supported");
+	/* tlsTerminate and the other request-level settings: test_policy_tls.c */
 	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": [\"a.example\"]}"),
-		"network.mitmProxy", "TLS");
+		"network.mitmProxy", "upstream MITM proxy");
 	refused(NET_WITH("\"parentProxy\": {\"http\": \"http://p.example:3128\"}"),
 		"network.parentProxy", "bpfbox.network.parentProxy");
 	refused(NET_WITH("\"filterRequest\": \"fn\""), "network.filterRequest", "not supported");
-	refused(NET_WITH("\"refuseOpaqueTunnels\": true"), "network.refuseOpaqueTunnels",
-		"not supported");
-	refused(NET_WITH("\"requireHostMatch\": true"), "network.requireHostMatch", "not supported");
-	refused(NET_WITH("\"ambiguousRequestTarget\": \"deny\""), "network.ambiguousRequestTarget",
-		"not supported");
-	refused(NET_WITH("\"stripResponseHeaders\": [\"x\"]"), "network.stripResponseHeaders",
-		"not supported");
-	refused(NET_WITH("\"allowPlaintextHeaderSet\": [\"x\"]"), "network.allowPlaintextHeaderSet",
-		"not supported");
 	refused("{" NET_MIN ", " FS_MIN ", \"credentials\": {\"envVars\": [{\"name\": \"TOKEN\","
 		" \"mode\": \"mask\"}]}}", "credentials.envVars[0].mode", "mask");
 	refused("{" NET_MIN ", " FS_MIN ", \"credentials\": {\"files\": [{\"path\": \"~/.netrc\","
@@ -373,10 +364,11 @@ static void test_refused_fields(void **state)
 static void test_refused_but_off_is_fine(void **state)
 {
 	struct diag_list d;
-	struct policy *p = load_ok(NET_WITH("\"refuseOpaqueTunnels\": false, \"tlsTerminate\": null"), &d);
+	struct policy *p = load_ok(NET_WITH("\"mitmProxy\": null, \"tlsTerminate\": null"), &d);
 
-	expect(&d, DIAG_DEBUG, "network.refuseOpaqueTunnels", "off");
+	expect(&d, DIAG_DEBUG, "network.mitmProxy", "off");
 	expect(&d, DIAG_DEBUG, "network.tlsTerminate", "off");
+	assert_false(p->tls.enabled);
 	policy_free(p);
 	diag_list_free(&d);
 
@@ -385,7 +377,10 @@ static void test_refused_but_off_is_fine(void **state)
 	expect(&d, DIAG_DEBUG, "credentials.files", "off");
 	policy_free(p);
 	diag_list_free(&d);
-	refused(NET_WITH("\"tlsTerminate\": {}"), "network.tlsTerminate", "TLS");
+	p = load_ok(NET_WITH("\"tlsTerminate\": {}"), &d);
+	assert_true(p->tls.enabled);
+	policy_free(p);
+	diag_list_free(&d);
 }
 
 static void test_diag_print(void **state)

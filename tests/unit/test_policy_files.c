@@ -186,6 +186,16 @@ static void test_srt_file_semantics(void **state)
 	assert_int_equal(p->socks_proxy_port, 1080);
 	policy_free(p);
 
+	p = load_one("tests/policies/srt/tls-terminate.json");
+	assert_true(p->tls.enabled);
+	assert_string_equal(p->tls.ca_key_path, "/etc/ca.key");
+	assert_int_equal(p->tls.max_tunnels, 64);
+	assert_true(policy_tls_terminates(p, "api.example.com", 443));
+	assert_false(policy_tls_terminates(p, "bank.example.com", 443));
+	assert_true(p->require_host_match);
+	assert_string_equal(p->strip_response_headers[0], "set-cookie");
+	policy_free(p);
+
 	p = load_one("tests/policies/srt/fs-disabled.json");
 	assert_true(p->fs_disabled);
 	assert_int_equal(p->n_fs_rules, 0);
@@ -211,8 +221,11 @@ static const struct bad bad_files[] = {
 	{ "duplicate-key.json", { "network.allowedDomains" } },
 	{ "mask-credential.json", { "credentials.envVars[0].mode" } },
 	{ "credential-files.json", { "credentials.files" } },
-	{ "tls-terminate.json", { "network.tlsTerminate" } },
+	{ "tls-terminate.json", { "network.tlsTerminate.caKeyPath", "network.tlsTerminate.maxTunnels",
+				  "network.tlsTerminate.excludeDomains[0]", "network.stripResponseHeaders[0]",
+				  "network.ambiguousRequestTarget" } },
 	{ "mitm-proxy.json", { "network.mitmProxy" } },
+	{ "mitm-and-tls.json", { "network.mitmProxy" } },
 	{ "parent-proxy.json", { "network.parentProxy" } },
 	{ "write-glob.json", { "filesystem.denyRead[0]", "filesystem.allowWrite[0]",
 			       "filesystem.denyWrite[0]" } },

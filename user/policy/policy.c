@@ -113,6 +113,8 @@ void policy_free(struct policy *p)
 	strv_free(p->device_allow, p->n_device_allow);
 	free(p->log_file);
 	policy_parent_free(&p->parent);
+	policy_tls_free(&p->tls);
+	strv_free(p->strip_response_headers, p->n_strip_response_headers);
 	for (size_t i = 0; i < p->n_ignore; i++) {
 		free(p->ignore[i].command);
 		strv_free(p->ignore[i].lines, p->ignore[i].n_lines);

@@ -115,6 +115,37 @@ struct policy_dns_type {
 extern const struct policy_dns_type policy_dns_types[];
 extern const size_t policy_n_dns_types;
 
+/*
+ * network.tlsTerminate (policy_tls.c): the proxy terminates TLS for allowed
+ * names that excludeDomains does not match, with leaves from the given CA
+ * (both paths or neither: an ephemeral CA), so request rules see HTTPS.
+ */
+#define POLICY_TLS_MAX_TUNNELS_DEFAULT 256
+#define POLICY_TLS_HANDSHAKE_MS_DEFAULT 10000
+
+struct policy_tls {
+	bool enabled;
+	char *ca_cert_path, *ca_key_path; /* absolute; both NULL = an ephemeral CA */
+	struct domain_pattern *exclude;	/* excludeDomains, allowedDomains' grammar: left as tunnels */
+	size_t n_exclude;
+	char **extra_ca_paths;		/* extraCaCertPaths, absolute */
+	size_t n_extra_ca;
+	unsigned max_tunnels;		/* 1-65536; POLICY_TLS_MAX_TUNNELS_DEFAULT */
+	unsigned handshake_timeout_ms;	/* 100-600000; POLICY_TLS_HANDSHAKE_MS_DEFAULT */
+	/* Written in the file rather than defaulted: a ceiling narrows a default silently. */
+	bool max_tunnels_given, handshake_timeout_given;
+};
+
+/* network.ambiguousRequestTarget: a target two parsers could read differently. */
+enum policy_ambiguous_target {
+	POLICY_AMBIG_REFUSE = 0,	/* 400, X-Proxy-Error: ambiguous-request-target (default) */
+	POLICY_AMBIG_AS_SPELLED,	/* forwarded as spelled */
+	POLICY_AMBIG_NORMALIZE,		/* forwarded normalised */
+};
+void policy_tls_free(struct policy_tls *t);
+/* "refuse", "asSpelled" or "normalize". */
+const char *policy_ambiguous_target_name(enum policy_ambiguous_target t);
+
 /* bpfbox.git.newRepositories: what becomes of a repository the sandbox makes (docs/git.md). */
 enum policy_git_new {
 	POLICY_GIT_STRICT, /* executing config keys logged at the end and removed (the default) */
@@ -148,6 +179,14 @@ struct policy {
 	bool allow_local_binding;
 	int http_proxy_port;	/* external proxy ports, 0 = none (use bpfbox's proxy) */
 	int socks_proxy_port;
+	struct policy_tls tls;		/* network.tlsTerminate; enabled false = not given */
+	/* srt's request-level settings (docs/policy.md), for the proxy's terminated and plain requests */
+	bool require_host_match;	/* Host must be the tunnel's name, else 421 */
+	bool refuse_opaque_tunnels;	/* a tunnel the proxy cannot inspect is refused */
+	bool allow_plaintext_header_set; /* header changes allowed on plain HTTP */
+	enum policy_ambiguous_target ambiguous_target;
+	char **strip_response_headers;	/* lower case field names, each once */
+	size_t n_strip_response_headers;
 
 	/* credentials.envVars with mode "deny": removed from the child's environment */
 	char **env_deny;
@@ -334,6 +373,14 @@ const char *policy_dns_type_name(unsigned qtype, char *buf, size_t len);
  * or 0 when they allow any port or several ports.
  */
 unsigned policy_name_port(const struct policy *p, const char *canon_host);
+
+/*
+ * Does the proxy terminate TLS for this canonical host (host_canonicalise)
+ * and port? True when network.tlsTerminate is given and no excludeDomains
+ * entry matches them (allowedDomains' matching, ports included). Whether the
+ * host is allowed at all is policy_decide_host's to say, first.
+ */
+bool policy_tls_terminates(const struct policy *p, const char *canonical_host, unsigned port);
 
 /* Is a resolved address inside network.deniedResolvedAddresses? */
 bool policy_addr_denied(const struct policy *p, int family, const void *addr);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the ceiling's sections share (policy_ceiling_fs.c, _net.c, _env.c,
- * _bpfbox.c, run in order by policy_ceiling.c): the state of one
+ * What the ceiling's sections share (policy_ceiling_fs.c, _net.c, _tls.c,
+ * _env.c, _bpfbox.c, run in order by policy_ceiling.c): the state of one
  * policy_ceiling_apply, the cut messages, and the copies into the effective
  * policy, each of which flags OOM in the state instead of failing. Not for
  * use outside user/policy/.
@@ -59,6 +59,8 @@ void ceiling_strv_add_unique(struct ceiling *c, char ***v, size_t *n, const char
 /* The sections, in the order policy_ceiling_apply runs them (and the cuts are listed). */
 void ceiling_filesystem(struct ceiling *c);
 void ceiling_network(struct ceiling *c);
+/* Called by ceiling_network last: tlsTerminate and srt's other request-level settings. */
+void ceiling_tls(struct ceiling *c);
 /* Called by ceiling_bpfbox between bpfbox.git and bpfbox.limits. */
 void ceiling_env(struct ceiling *c);
 void ceiling_bpfbox(struct ceiling *c);

@@ -3,7 +3,8 @@
  * The network under a ceiling: the caller's allowedDomains kept with the
  * administrator's as a second list both must match, deniedDomains and
  * deniedResolvedAddresses united, and the socket, proxy-port, parent-proxy,
- * socket-protocol and DNS-type grants intersected, each cut named.
+ * socket-protocol and DNS-type grants intersected, each cut named; the
+ * request-level settings last (policy_ceiling_tls.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -327,4 +328,5 @@ void ceiling_network(struct ceiling *c)
 	ceiling_parent(c);
 	ceiling_socket_protocols(c);
 	ceiling_dns_types(c);
+	ceiling_tls(c);
 }

@@ -434,6 +434,16 @@ unsigned policy_name_port(const struct policy *p, const char *canon_host)
 	return port;
 }
 
+bool policy_tls_terminates(const struct policy *p, const char *canonical_host, unsigned port)
+{
+	if (!p->tls.enabled)
+		return false;
+	for (size_t i = 0; i < p->tls.n_exclude; i++)
+		if (domain_pattern_match(&p->tls.exclude[i], canonical_host, port))
+			return false;
+	return true;
+}
+
 bool policy_addr_denied(const struct policy *p, int family, const void *addr)
 {
 	for (size_t i = 0; i < p->n_denied_addrs; i++)

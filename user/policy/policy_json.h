@@ -96,6 +96,8 @@ void parse_members(struct pctx *c, const cJSON *obj, const char *parent,
 /* The loader's sections, one file each (policy_fs.c, policy_net.c, ...), walked by policy.c. */
 void policy_parse_filesystem(struct pctx *c, const cJSON *fs);
 void policy_parse_network(struct pctx *c, const cJSON *net);
+/* network's request-level members (tlsTerminate, requireHostMatch, ...): policy_tls.c */
+void policy_parse_tls(struct pctx *c, const cJSON *net);
 void policy_parse_credentials(struct pctx *c, const cJSON *cred);
 void policy_parse_ignore(struct pctx *c, const cJSON *iv);
 void policy_parse_git(struct pctx *c, const cJSON *git);

@@ -2,8 +2,9 @@
 /*
  * The "network" section: domain allow/deny lists in canonical form, reasons,
  * resolved-address guards, Unix sockets, local binding, external proxy
- * ports. srt's request-inspection features are refused, not dropped: a
- * policy that relies on them would silently get less protection.
+ * ports; srt's request-level settings in policy_tls.c. What bpfbox does not
+ * implement (mitmProxy, filterRequest) is refused, not dropped: a policy
+ * that relies on it would silently get less protection.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include "bpfbox.h"
 #include "policy_json.h"
 
-static const char TLS_NOTE[] = "bpfbox does not intercept TLS or inspect requests";
+static const char MITM_NOTE[] = "bpfbox does not yet send names to an upstream MITM proxy";
 
 static const struct key_spec net_keys[] = {
 	{ "allowedDomains", KEY_KNOWN, NULL },
@@ -29,14 +30,16 @@ static const struct key_spec net_keys[] = {
 	{ "allowMachLookup", KEY_IGNORED, "macOS XPC/Mach services do not exist on Linux" },
 	{ "parentProxy", KEY_REFUSED, "srt's per-scheme upstream proxy object is not bpfbox's; "
 	  "bpfbox.network.parentProxy takes one URL for every connection (docs/policy.md)" },
-	{ "mitmProxy", KEY_REFUSED, TLS_NOTE },
-	{ "tlsTerminate", KEY_REFUSED, TLS_NOTE },
-	{ "filterRequest", KEY_REFUSED, TLS_NOTE },
-	{ "refuseOpaqueTunnels", KEY_REFUSED, TLS_NOTE },
-	{ "requireHostMatch", KEY_REFUSED, TLS_NOTE },
-	{ "ambiguousRequestTarget", KEY_REFUSED, TLS_NOTE },
-	{ "stripResponseHeaders", KEY_REFUSED, TLS_NOTE },
-	{ "allowPlaintextHeaderSet", KEY_REFUSED, TLS_NOTE },
+	{ "mitmProxy", KEY_REFUSED, MITM_NOTE },
+	{ "filterRequest", KEY_REFUSED, "a function of srt's library API, which no settings file "
+	  "can hold" },
+	/* srt's request-level settings: policy_tls.c */
+	{ "tlsTerminate", KEY_KNOWN, NULL },
+	{ "refuseOpaqueTunnels", KEY_KNOWN, NULL },
+	{ "requireHostMatch", KEY_KNOWN, NULL },
+	{ "ambiguousRequestTarget", KEY_KNOWN, NULL },
+	{ "stripResponseHeaders", KEY_KNOWN, NULL },
+	{ "allowPlaintextHeaderSet", KEY_KNOWN, NULL },
 	{ NULL, KEY_KNOWN, NULL },
 };
 
@@ -265,4 +268,5 @@ void policy_parse_network(struct pctx *c, const cJSON *net)
 	jget_bool(c, net, "allowLocalBinding", parent, &p->allow_local_binding);
 	parse_port(c, net, "httpProxyPort", &p->http_proxy_port);
 	parse_port(c, net, "socksProxyPort", &p->socks_proxy_port);
+	policy_parse_tls(c, net);
 }

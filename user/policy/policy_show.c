@@ -160,6 +160,33 @@ static void show_fs(struct out *o, const struct policy *p, cJSON *root)
 	show_mandatory_expanded(o, p, fs, m, n);
 }
 
+/* tlsTerminate (null when not given) and srt's other request-level settings. */
+static void show_tls(struct out *o, const struct policy *p, cJSON *net)
+{
+	const struct policy_tls *t = &p->tls;
+	cJSON *tls, *a;
+
+	if (!t->enabled) {
+		add(o, net, "tlsTerminate", cJSON_CreateNull());
+	} else if ((tls = add(o, net, "tlsTerminate", cJSON_CreateObject()))) {
+		/* Both null: an ephemeral CA made for the run. */
+		add_str(o, tls, "caCertPath", t->ca_cert_path);
+		add_str(o, tls, "caKeyPath", t->ca_key_path);
+		a = add(o, tls, "excludeDomains", cJSON_CreateArray());
+		for (size_t i = 0; a && i < t->n_exclude; i++)
+			add_str(o, a, NULL, t->exclude[i].text);
+		add_strv(o, tls, "extraCaCertPaths", t->extra_ca_paths, t->n_extra_ca);
+		add_num(o, tls, "maxTunnels", t->max_tunnels);
+		add_num(o, tls, "handshakeTimeoutMs", t->handshake_timeout_ms);
+	}
+	add_bool(o, net, "requireHostMatch", p->require_host_match);
+	add_bool(o, net, "refuseOpaqueTunnels", p->refuse_opaque_tunnels);
+	add_str(o, net, "ambiguousRequestTarget", policy_ambiguous_target_name(p->ambiguous_target));
+	add_strv(o, net, "stripResponseHeaders", p->strip_response_headers,
+		 p->n_strip_response_headers);
+	add_bool(o, net, "allowPlaintextHeaderSet", p->allow_plaintext_header_set);
+}
+
 static void show_net(struct out *o, const struct policy *p, cJSON *root)
 {
 	cJSON *net = add(o, root, "network", cJSON_CreateObject()), *a, *r;
@@ -191,6 +218,7 @@ static void show_net(struct out *o, const struct policy *p, cJSON *root)
 	add_bool(o, net, "allowLocalBinding", p->allow_local_binding);
 	add_num(o, net, "httpProxyPort", p->http_proxy_port);
 	add_num(o, net, "socksProxyPort", p->socks_proxy_port);
+	show_tls(o, p, net);
 }
 
 static void show_rest(struct out *o, const struct policy *p, cJSON *root)
