@@ -79,6 +79,18 @@ static void check_policy(const struct policy *p, const char *target)
 					   NET_ALLOW ||
 				   !strncmp(rule, "deniedDomains:", 14));
 	}
+	/* Termination: off without tlsTerminate; never for a name it excludes. */
+	for (size_t i = 0; i < p->tls.n_exclude; i++) {
+		const struct domain_pattern *dp = &p->tls.exclude[i];
+
+		if (dp->kind != DOMAIN_WILDCARD)
+			FUZZ_CHECK(!policy_tls_terminates(p, dp->host, dp->port ? dp->port : 443));
+	}
+	FUZZ_CHECK(p->tls.enabled || !policy_tls_terminates(p, "example.com", 443));
+	FUZZ_CHECK(!p->tls.enabled || (p->tls.max_tunnels >= 1 && p->tls.max_tunnels <= 65536));
+	FUZZ_CHECK(!p->tls.ca_cert_path == !p->tls.ca_key_path);
+	for (size_t i = 0; i < p->n_strip_response_headers; i++)
+		FUZZ_CHECK(p->strip_response_headers[i][0] != '\0');
 	if (target) {
 		enum net_verdict v = policy_decide_host(p, target, 443, &rule, &reason);
 
