@@ -18,6 +18,13 @@
                                  connect to HOST (resolved in the sandbox), say
                                  nothing for SECS, then TLS naming SNI (trusting
                                  CA) and GET /hello.txt; prints "ok BODY"
+  client.py connect HOST PORT [SECS]
+                                 CONNECT HOST:PORT through the proxy HTTPS_PROXY
+                                 names, then TLS to HOST with the default trust
+                                 (SSL_CERT_FILE); prints "ok issuer=CN" of the
+                                 certificate it got, then holds the connection
+                                 SECS seconds (default 0); a refused CONNECT
+                                 prints "refused STATUS-LINE" and exits 1
   client.py raw | packet         open a raw IPv4 / a packet socket
   client.py send HOST PORT BYTES connect (name resolved in the sandbox), send
                                  BYTES (Python escapes: \\r, \\t, \\x00; "{N*c}"
@@ -35,6 +42,7 @@ Prints "ok ..." and exits 0, or prints the error's errno name and exits 1.
 """
 import errno
 import codecs
+import os
 import socket
 import ssl
 import time
@@ -124,6 +132,29 @@ def unix_addr(path):
     return "\0" + path[1:] if path.startswith("@") else path
 
 
+def connect_tls(host, port, secs):
+    proxy = os.environ["HTTPS_PROXY"].split("://", 1)[-1].rstrip("/")
+    phost, _, pport = proxy.rpartition(":")
+    s = socket.create_connection((phost, int(pport)), timeout=20)
+    target = ("%s:%s" % (host, port)).encode()
+    s.sendall(b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target + b"\r\n\r\n")
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):  # byte by byte: nothing of the tunnel is read
+        b = s.recv(1)
+        if not b:
+            break
+        head += b
+    status = head.split(b"\r\n", 1)[0].decode(errors="replace")
+    if status.split()[1:2] != ["200"]:
+        print("refused " + status, flush=True)
+        sys.exit(1)
+    t = ssl.create_default_context().wrap_socket(s, server_hostname=host)
+    issuer = dict(rdn[0] for rdn in t.getpeercert()["issuer"])
+    print("ok issuer=" + issuer.get("commonName", ""), flush=True)
+    time.sleep(secs)
+    t.close()
+
+
 def run(mode, args):
     if mode in ("tcp", "tcp6"):
         fam = socket.AF_INET6 if mode == "tcp6" else socket.AF_INET
@@ -158,6 +189,9 @@ def run(mode, args):
         return "ok " + body.decode(errors="replace").strip().splitlines()[-1]
     if mode == "kinds":
         return kinds(args)
+    if mode == "connect":
+        connect_tls(args[0], args[1], float(args[2]) if len(args) > 2 else 0)
+        return "ok closed"
     if mode == "send":
         data = args[2]
         while "{" in data:  # "{N*c}": c repeated N times

@@ -3,6 +3,10 @@
 
   serve.py http  ADDR PORT DIR            static files (also a dumb-HTTP git server)
   serve.py https ADDR PORT DIR CERT KEY   the same over TLS
+  serve.py hdr   ADDR PORT DIR            static files, every answer with the headers
+                                          "X-Secret: s3cret" and "X-Keep: 1"; TRACE and
+                                          TRACK answered 200 with the request's head
+  serve.py hdrs  ADDR PORT DIR CERT KEY   the same over TLS
   serve.py githttp ADDR PORT DIR          git's smart HTTP (git http-backend) for the repositories in DIR
   serve.py githttps ADDR PORT DIR CERT KEY  the same over TLS
   serve.py echo  ADDR PORT                TCP echo (stands in for an ssh server)
@@ -38,6 +42,27 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         if os.environ.get("SERVE_LOG"):
             with open(os.environ["SERVE_LOG"], "a") as f:
                 f.write("%s host=%s\n" % (self.requestline, self.headers.get("Host")))
+
+
+class Headers(Quiet):
+    """Quiet, and every answer carries two headers a proxy may strip or keep;
+    TRACE and TRACK are answered (200, the request's head as the body), so a
+    refusal of them can only be someone else's."""
+
+    def end_headers(self):
+        self.send_header("X-Secret", "s3cret")
+        self.send_header("X-Keep", "1")
+        super().end_headers()
+
+    def do_TRACE(self):
+        head = ("%s\r\n%s" % (self.requestline, self.headers.as_string())).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "message/http")
+        self.send_header("Content-Length", str(len(head)))
+        self.end_headers()
+        self.wfile.write(head)
+
+    do_TRACK = do_TRACE
 
 
 class Threaded(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -116,8 +141,8 @@ def git_server(addr, port, root, cert=None, key=None):
     return threaded_server(addr, port, handler, cert, key)
 
 
-def http_server(addr, port, root, cert=None, key=None):
-    return threaded_server(addr, port, functools.partial(Quiet, directory=root), cert, key)
+def http_server(addr, port, root, cert=None, key=None, handler=Quiet):
+    return threaded_server(addr, port, functools.partial(handler, directory=root), cert, key)
 
 
 class Echo(socketserver.BaseRequestHandler):
@@ -188,6 +213,10 @@ def make(argv):
         return http_server(addr, port, argv[3])
     if mode == "https":
         return http_server(addr, port, argv[3], argv[4], argv[5])
+    if mode == "hdr":
+        return http_server(addr, port, argv[3], handler=Headers)
+    if mode == "hdrs":
+        return http_server(addr, port, argv[3], argv[4], argv[5], Headers)
     if mode == "githttp":
         return git_server(addr, port, argv[3])
     if mode == "githttps":
