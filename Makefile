@@ -11,7 +11,7 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS ?=
 CFLAGS += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
 	  -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) $(shell pkg-config --cflags libcjson 2>/dev/null)
-LDLIBS += -lbpf -lelf -lz -lcjson -lpthread
+LDLIBS += -lbpf -lelf -lz -lcjson -lssl -lcrypto -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
 	      -I/usr/include/$(shell uname -m)-linux-gnu \
 	      -Wall -Werror -Wno-unused-function

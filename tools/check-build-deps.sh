@@ -17,12 +17,13 @@ need_cmd pkg-config pkg-config
 need_hdr bpf/bpf_helpers.h libbpf-dev
 need_hdr cjson/cJSON.h libcjson-dev
 need_hdr libelf.h libelf-dev
+need_hdr openssl/ssl.h libssl-dev
 need_hdr zlib.h zlib1g-dev
 [ ${#missing[@]} -eq 0 ] && exit 0
 {
 	echo "bpfbox cannot be built here; missing:"
 	printf '  %s\n' "${missing[@]}"
 	echo "Install them with 'make deps' as root (every build and test package),"
-	echo "or: apt-get install make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev zlib1g-dev pkg-config"
+	echo "or: apt-get install make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev libssl-dev zlib1g-dev pkg-config"
 } >&2
 exit 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages bpfbox needs to build and test, only when missing.
 set -euo pipefail
-pkgs=(make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev zlib1g-dev
+pkgs=(make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev libssl-dev zlib1g-dev
       libcmocka-dev libclang-rt-14-dev pkg-config jq curl git python3 qemu-system-x86 qemu-utils
       busybox-static cpio kmod bsdextrautils rsyslog wget openssl iproute2 tinyproxy
       keyutils sudo dnsmasq-base uidmap
