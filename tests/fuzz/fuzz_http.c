@@ -102,7 +102,7 @@ static void check_response(const char *head, size_t len)
 	if (proxy_parse_response(head, len, &resp))
 		return;
 	FUZZ_CHECK(resp.status >= 100 && resp.status <= 999);
-	n = proxy_build_client_head(&resp, rebuilt, sizeof(rebuilt));
+	n = proxy_build_client_head(&resp, NULL, 0, rebuilt, sizeof(rebuilt));
 	if (n < 0)
 		return;
 	FUZZ_CHECK(proxy_head_end(rebuilt, (size_t)n, &scan) == n);

@@ -257,7 +257,7 @@ static void test_response_rewrite(void **state)
 
 	assert_int_equal(proxy_parse_response(in, strlen(in), &r), 0);
 	assert_int_equal(r.status, 200);
-	n = proxy_build_client_head(&r, out, sizeof(out));
+	n = proxy_build_client_head(&r, NULL, 0, out, sizeof(out));
 	assert_true(n > 0);
 	out[n] = '\0';
 	assert_string_equal(out, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nServer: t\r\n"

@@ -68,6 +68,7 @@ struct proxy_event {
 	unsigned long long bytes_up, bytes_down;
 	const char *error;	/* NULL when the request completed normally */
 	const char *parent;	/* the parent proxy it went through (redacted URL); NULL: none */
+	const char *tls;	/* "terminated": the request was read inside the client's TLS; NULL: not */
 	const struct proxy_peer *peer; /* the client's task; NULL: not known */
 };
 
@@ -130,6 +131,31 @@ struct proxy_parent {
 /* "Basic base64(user:pass)" for proxy_parent.authorization; -ENOSPC. */
 int proxy_parent_basic(const char *user, const char *pass, char *out, size_t cap);
 
+/*
+ * TLS termination (network.tlsTerminate): for an allowed name the proxy
+ * completes the client's handshake with a leaf from the sandbox's CA,
+ * verifies the upstream itself, and decides each request inside.
+ */
+struct tls_leaf_cache;
+struct ssl_ctx_st;
+
+struct proxy_tls {
+	struct tls_leaf_cache *leaves;	/* leaf certificates signed by the sandbox's CA */
+	struct ssl_ctx_st *upstream;	/* verifies upstream servers (system store + extra CAs) */
+	/* An allowed name to terminate (false: tunnelled, excludeDomains). Loop thread. */
+	bool (*terminates)(void *ctx, const char *canonical_host, unsigned port);
+	unsigned max_tunnels;		/* terminated connections at once; 503 beyond */
+	unsigned handshake_ms;
+};
+
+/* Request-level rules (srt's network.requireHostMatch and the rest). */
+struct proxy_rules {
+	bool require_host_match;	/* plain HTTP: Host must name the URL's authority (421) */
+	bool refuse_opaque_tunnels;	/* a tunnel that is not terminated is refused */
+	const char *const *strip_response_headers; /* lower case; removed from responses */
+	size_t n_strip_response_headers;
+};
+
 struct proxy_config {
 	proxy_decide_fn decide;		/* required */
 	proxy_canon_fn canonicalise;	/* NULL: proxy_canon_default */
@@ -143,6 +169,8 @@ struct proxy_config {
 	unsigned resolver_threads;	/* default 4 */
 	const struct proxy_transparent *transparent; /* NULL: no transparent listeners */
 	const struct proxy_parent *parent; /* NULL: dial destinations directly */
+	const struct proxy_tls *tls;	/* NULL: every TLS connection is tunnelled */
+	struct proxy_rules rules;
 	/*
 	 * The task that opened a connection accepted from client on the
 	 * explicit listener (port listener), for its event; NULL or an error:

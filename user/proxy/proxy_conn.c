@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proxy_conn.h"
+#include "tls/tls_bridge.h"
 
 unsigned long long proxy_now(const struct proxy *p)
 {
@@ -63,7 +64,7 @@ static const char *proto_name(enum proxy_proto proto)
 static void emit(struct proxy *p, const struct proxy_conn *c)
 {
 	struct proxy_event ev = {
-		.protocol = c->transparent ? "transparent" : proto_name(c->proto),
+		.protocol = c->transparent ? "transparent" : c->terminated ? "https" : proto_name(c->proto),
 		.transparent = c->transparent ? c->kind : NULL,
 		.orig_addr = c->transparent ? c->orig_addr : NULL,
 		.method = c->method[0] ? c->method : NULL,
@@ -79,6 +80,7 @@ static void emit(struct proxy *p, const struct proxy_conn *c)
 		.error = c->error[0] ? c->error : NULL,
 		.parent = c->via_parent ? p->cfg.parent->shown : NULL,
 		.peer = c->peer.known ? &c->peer : NULL,
+		.tls = c->terminated ? "terminated" : NULL,
 	};
 
 	if (p->cfg.on_event)
@@ -106,6 +108,12 @@ void proxy_conn_close(struct proxy_conn *c, const char *error)
 	c->cfd = c->ufd = -1;
 	proxy_pipe_close(&c->to_up);
 	proxy_pipe_close(&c->to_down);
+	tls_bridge_put(c->cbridge);
+	tls_bridge_put(c->ubridge);
+	c->cbridge = c->ubridge = NULL;
+	if (c->tunnel_counted)
+		p->ntunnels--;
+	c->tunnel_counted = false;
 	if (c->prev)
 		c->prev->next = c->next;
 	else

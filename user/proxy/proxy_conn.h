@@ -23,6 +23,8 @@
 #include "proxy_resolve.h"
 #include "proxy_splice.h"
 
+struct tls_bridge_status;
+
 /* The low bit of a conn pointer in an epoll tag: the event is the upstream socket's. */
 #define PROXY_TAG_UPSTREAM 1ULL
 
@@ -43,6 +45,7 @@ struct proxy {
 	unsigned nconns;
 	struct proxy_conn *ready, *dead;
 	unsigned long long now, next_tick, accept_resume;
+	unsigned ntunnels;		/* terminated TLS connections open */
 	unsigned tick_ms;
 	bool accept_paused;
 };
@@ -55,6 +58,7 @@ struct proxy_buf {
 enum proxy_state {
 	PS_SNIFF, PS_HTTP_HEAD, PS_SOCKS5_GREET, PS_SOCKS5_REQ, PS_SOCKS4,
 	PS_TSNIFF,			/* transparent: reading the first bytes for a name */
+	PS_THEAD,			/* terminated TLS: reading a request head inside it */
 	PS_RESOLVE, PS_CONNECT,
 	PS_PARENT,			/* the parent proxy's handshake (proxy_parent.c) */
 	PS_RELAY, PS_REPLY, PS_LINGER, PS_DEAD,
@@ -111,6 +115,15 @@ struct proxy_conn {
 	 * they carry no name. False: the connection was refused or decided again.
 	 */
 	bool (*late_check)(struct proxy_conn *c);
+	/*
+	 * TLS termination (proxy_terminate.c): cfd, and ufd once connected,
+	 * are the plaintext ends of bridges (tls/tls_bridge.c) that carry
+	 * the TLS sessions; tunnel is the name the client's TLS is for.
+	 */
+	bool terminated, tunnel_counted;
+	char tunnel[PROXY_HOST_MAX];
+	unsigned tunnel_port;
+	struct tls_bridge_status *cbridge, *ubridge;
 	/* Through the parent proxy: the handshake's next message out, the parent's answer in. */
 	bool via_parent;
 	int pstep;

@@ -42,6 +42,7 @@ struct proxy_authority {
 struct proxy_url {
 	struct proxy_authority auth;
 	struct proxy_span path;		/* path and query; may be empty or start with '?' */
+	unsigned default_port;		/* Host omits the port when it is this; 0: 80 */
 };
 
 enum proxy_body_kind { PROXY_BODY_NONE, PROXY_BODY_LENGTH, PROXY_BODY_CHUNKED };
@@ -61,12 +62,16 @@ int proxy_parse_authority(const char *s, size_t len, unsigned default_port,
 int proxy_parse_absolute_url(struct proxy_span target, struct proxy_url *url);
 int proxy_request_framing(const struct proxy_request *req, struct proxy_body *body);
 bool proxy_span_ieq(struct proxy_span s, const char *lit);
+/* The request's Host field: 1 found, 0 none, -EINVAL repeated. */
+int proxy_request_host(const struct proxy_request *req, struct proxy_span *host);
 
 /* proxy_http_build.c */
 ssize_t proxy_build_upstream_head(const struct proxy_request *req, const struct proxy_url *url,
 				  const char *canon_host, const struct proxy_body *body,
 				  char *out, size_t cap);
-ssize_t proxy_build_client_head(const struct proxy_response *resp, char *out, size_t cap);
+/* strip: response fields removed as well (lower case; stripResponseHeaders). */
+ssize_t proxy_build_client_head(const struct proxy_response *resp, const char *const *strip,
+				size_t nstrip, char *out, size_t cap);
 ssize_t proxy_build_reply(char *out, size_t cap, unsigned status, const char *reason,
 			  const char *proxy_error, const char *body);
 void proxy_sanitise_reason(const char *in, char *out, size_t cap);

@@ -87,7 +87,7 @@ ssize_t proxy_build_upstream_head(const struct proxy_request *req, const struct 
 	    (!path.n || path.p[0] == '?') ? "/" : "", (int)path.n, path.p, req->minor);
 	/* Host always names what we checked and will dial, never the client's Host. */
 	put(&o, "Host: %s%s%s", v6 ? "[" : "", canon_host, v6 ? "]" : "");
-	if (url->auth.port != 80)
+	if (url->auth.port != (url->default_port ? url->default_port : 80))
 		put(&o, ":%u", url->auth.port);
 	put(&o, "\r\n");
 	for (size_t i = 0; i < req->nhdr; i++) {
@@ -109,7 +109,16 @@ ssize_t proxy_build_upstream_head(const struct proxy_request *req, const struct 
 	return o.full ? -ENOSPC : (ssize_t)o.len;
 }
 
-ssize_t proxy_build_client_head(const struct proxy_response *resp, char *out, size_t cap)
+static bool listed(struct proxy_span name, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (proxy_span_ieq(name, names[i]))
+			return true;
+	return false;
+}
+
+ssize_t proxy_build_client_head(const struct proxy_response *resp, const char *const *strip,
+				size_t nstrip, char *out, size_t cap)
 {
 	struct out o = { out, cap, 0, false };
 	bool interim = resp->status < 200;
@@ -122,7 +131,8 @@ ssize_t proxy_build_client_head(const struct proxy_response *resp, char *out, si
 
 		/* Framing stays: the body is relayed as the server framed it. */
 		if (!framing && (is_hop_by_hop(h->name) ||
-				 token_listed(resp->hdr, resp->nhdr, h->name)))
+				 token_listed(resp->hdr, resp->nhdr, h->name) ||
+				 listed(h->name, strip, nstrip)))
 			continue;
 		put(&o, "%.*s: %.*s\r\n", (int)h->name.n, h->name.p, (int)h->value.n, h->value.p);
 	}

@@ -330,3 +330,18 @@ int proxy_request_framing(const struct proxy_request *req, struct proxy_body *bo
 	body->kind = cl ? PROXY_BODY_LENGTH : PROXY_BODY_NONE;
 	return 0;
 }
+
+int proxy_request_host(const struct proxy_request *req, struct proxy_span *host)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < req->nhdr; i++) {
+		if (!proxy_span_ieq(req->hdr[i].name, "host"))
+			continue;
+		if (found)
+			return -EINVAL;
+		*host = req->hdr[i].value;
+		found = 1;
+	}
+	return found;
+}

@@ -197,7 +197,7 @@ bool proxy_parent_begin(struct proxy_conn *c)
 	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
 	ssize_t n;
 
-	if (pp->kind == PROXY_PARENT_HTTP && c->proto == PP_HTTP)
+	if (pp->kind == PROXY_PARENT_HTTP && c->proto == PP_HTTP && !c->terminated)
 		return true;	/* already rewritten into absolute-form */
 	c->st = PS_PARENT;
 	c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);

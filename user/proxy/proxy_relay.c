@@ -14,6 +14,7 @@
 
 #include "proxy_conn.h"
 #include "proxy_relay.h"
+#include "proxy_tls_wrap.h"
 #include "proxy_reply.h"
 
 #define RELAY_BUF (64 * 1024)
@@ -176,6 +177,10 @@ static enum frame frame_chunked(struct proxy_conn *c)
 /* 502 while the client has seen nothing yet; otherwise all we can do is close. */
 static void bad_gateway(struct proxy_conn *c, const char *why)
 {
+	const char *tls = proxy_tls_wrap_error(c, true);
+
+	if (tls)
+		why = tls;	/* the upstream's TLS failed: its own reason, not the EOF it left */
 	if (c->resp_sent) {
 		proxy_conn_close(c, why);
 		return;
@@ -317,7 +322,9 @@ static void response_heads(struct proxy_conn *c)
 		}
 		n = -EBADMSG;
 		if (!proxy_parse_response(head, (size_t)r, resp))
-			n = proxy_build_client_head(resp, tmp, (size_t)r + RESP_SLACK);
+			n = proxy_build_client_head(resp, proxy_cfg(c->p)->rules.strip_response_headers,
+						    proxy_cfg(c->p)->rules.n_strip_response_headers,
+						    tmp, (size_t)r + RESP_SLACK);
 		if (n >= 0) {
 			memmove(head + n, head + r, avail - (size_t)r);
 			memcpy(head, tmp, (size_t)n);

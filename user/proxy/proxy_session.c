@@ -19,6 +19,7 @@
 #include "proxy_reply.h"
 #include "proxy_session.h"
 #include "proxy_socks.h"
+#include "proxy_terminate.h"
 #include "proxy_transparent.h"
 #include "proxy_upstream.h"
 
@@ -96,8 +97,36 @@ static void handle_connect(struct proxy_conn *c, const struct proxy_request *req
 	}
 	/* Bytes after the head are early tunnel data (e.g. a TLS ClientHello). */
 	consume(&c->in, head);
-	if (canon_and_decide(c, auth.host, auth.port) == 1)
+	if (canon_and_decide(c, auth.host, auth.port) == 1 && proxy_terminate_tunnel(c, c->host) == 0)
 		proxy_upstream_connect(c);
+}
+
+/* requireHostMatch: a forwarded request's Host names its URL's authority. 1 yes; 0 answered. */
+static int host_matches_url(struct proxy_conn *c, const struct proxy_request *req,
+			    const struct proxy_url *url)
+{
+	const struct proxy_config *cfg = proxy_cfg(c->p);
+	struct proxy_authority auth;
+	struct proxy_span host;
+	char canon[PROXY_HOST_MAX];
+	const char *why = NULL;
+	int rc;
+
+	if (!cfg->rules.require_host_match)
+		return 1;
+	rc = proxy_request_host(req, &host);
+	if (rc == 0)
+		return 1;	/* no Host: the URL alone names the server, as it is sent on */
+	if (rc > 0 && !proxy_parse_authority(host.p, host.n, url->auth.port, &auth) &&
+	    cfg->canonicalise(auth.host, canon, sizeof(canon), &why) == 0 &&
+	    !strcmp(canon, c->host) && auth.port == url->auth.port)
+		return 1;
+	c->allowed = false;
+	snprintf(c->rule, sizeof(c->rule), "requireHostMatch");
+	proxy_reply_http(c, 421, "Misdirected Request", "host-mismatch",
+			 "Misdirected Request: Host does not name the request's server",
+			 "Host differs from the request's target");
+	return 0;
 }
 
 static void handle_forward(struct proxy_conn *c, const struct proxy_request *req, size_t head)
@@ -120,7 +149,12 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 		reply_bad_request(c, "ambiguous or unsupported request body framing");
 		return;
 	}
-	if (canon_and_decide(c, url.auth.host, url.auth.port) != 1)
+	if (proxy_method_refused(c->method)) {
+		proxy_reply_http(c, 405, "Method Not Allowed", "method-not-allowed", "Method Not Allowed",
+				 "TRACE and TRACK are refused");
+		return;
+	}
+	if (canon_and_decide(c, url.auth.host, url.auth.port) != 1 || !host_matches_url(c, req, &url))
 		return;
 	if (proxy_relay_alloc(c)) {
 		proxy_conn_close(c, "out of memory");
@@ -174,7 +208,7 @@ static void socks_target(struct proxy_conn *c, const struct proxy_socks_req *r, 
 {
 	set_str(c->method, sizeof(c->method), "CONNECT");
 	consume(&c->in, used);
-	if (canon_and_decide(c, r->host, r->port) == 1)
+	if (canon_and_decide(c, r->host, r->port) == 1 && proxy_terminate_tunnel(c, c->host) == 0)
 		proxy_upstream_connect(c);
 }
 
@@ -196,6 +230,7 @@ static bool negotiate(struct proxy_conn *c)
 		c->proto = b[0] == 5 ? PP_SOCKS5 : b[0] == 4 ? PP_SOCKS4 : PP_HTTP;
 		return true;
 	case PS_HTTP_HEAD:
+	case PS_THEAD:
 		n = proxy_head_end(c->in.data, c->in.len, &c->head_scan);
 		if (n < 0) {
 			reply_bad_request(c, "bare CR, bare LF or NUL in request head");
@@ -205,6 +240,8 @@ static bool negotiate(struct proxy_conn *c)
 			proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
 					 "Request Header Fields Too Large",
 					 "request head too large");
+		} else if (c->st == PS_THEAD) {
+			proxy_terminate_head(c, (size_t)n);
 		} else {
 			handle_http_head(c, (size_t)n);
 		}
@@ -285,14 +322,14 @@ static bool negotiation_step(struct proxy_conn *c)
 			return false;
 		}
 	}
-	while (c->st <= PS_TSNIFF && negotiate(c))
+	while (c->st <= PS_THEAD && negotiate(c))
 		progress = true;
 	if (c->st == PS_DEAD)
 		return false;
 	if (eof) {
-		if (c->st <= PS_TSNIFF) {
-			proxy_conn_close(c, c->saw_bytes ?
-					 "client closed before completing its request" : NULL);
+		if (c->st <= PS_THEAD) {
+			proxy_conn_close(c, c->terminated ? proxy_terminate_client_gone(c) :
+					 c->saw_bytes ? "client closed before completing its request" : NULL);
 			return false;
 		}
 		/* A half-close right after a complete request is legitimate. */
@@ -346,6 +383,7 @@ bool proxy_session_step(struct proxy_conn *c)
 	case PS_SOCKS5_REQ:
 	case PS_SOCKS4:
 	case PS_TSNIFF:
+	case PS_THEAD:
 		return negotiation_step(c);
 	case PS_CONNECT:
 		return connect_step(c);

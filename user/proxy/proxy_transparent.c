@@ -20,6 +20,7 @@
 #include "proxy_parent.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
+#include "proxy_terminate.h"
 #include "proxy_tls.h"
 #include "proxy_transparent.h"
 #include "proxy_upstream.h"
@@ -106,18 +107,6 @@ static bool decide(struct proxy_conn *c, const char *name, bool http)
 	return true;
 }
 
-static void dial(struct proxy_conn *c)
-{
-	if (proxy_upstream_use_parent(c)) {
-		proxy_upstream_dial(c);
-		return;
-	}
-	c->addrs[0] = c->orig;
-	c->naddrs = 1;
-	c->next_addr = 0;
-	proxy_upstream_dial(c);
-}
-
 static bool find_host(const struct proxy_request *req, struct proxy_span *host, bool *dup)
 {
 	bool found = false;
@@ -159,6 +148,12 @@ static void http_head(struct proxy_conn *c, size_t head)
 	}
 	snprintf(c->method, sizeof(c->method), "%.*s", (int)req->method.n, req->method.p);
 	c->port = orig_port(c);
+	if (proxy_method_refused(c->method)) {
+		c->saw_bytes = true;
+		proxy_reply_http(c, 405, "Method Not Allowed", "method-not-allowed", "Method Not Allowed",
+				 "TRACE and TRACK are refused");
+		goto out;
+	}
 	if (find_host(req, &host, &dup)) {
 		if (dup || proxy_parse_authority(host.p, host.n, c->port, &auth)) {
 			c->saw_bytes = true;
@@ -199,7 +194,7 @@ static void http_head(struct proxy_conn *c, size_t head)
 	c->body_done = body.kind == PROXY_BODY_NONE || (body.kind == PROXY_BODY_LENGTH && !body.length);
 	memmove(c->in.data, c->in.data + head, c->in.len - head);
 	c->in.len -= head;
-	dial(c);
+	proxy_upstream_dial_orig(c);
 out:
 	free(req);
 }
@@ -231,8 +226,9 @@ bool proxy_transparent_sniff(struct proxy_conn *c)
 			return false;
 		}
 		/* A ClientHello without server_name is decided as a connection without a name. */
-		if (decide(c, name[0] ? name : NULL, false))
-			dial(c);
+		if (decide(c, name[0] ? name : NULL, false) &&
+		    proxy_terminate_tunnel(c, name[0] ? c->host : NULL) == 0)
+			proxy_upstream_dial_orig(c);
 		return true;
 	case PROXY_SNIFF_HTTP:
 		/* Leading empty lines and loose whitespace as servers read them; the head is rescanned. */
@@ -259,8 +255,8 @@ bool proxy_transparent_sniff(struct proxy_conn *c)
 		http_head(c, (size_t)head);
 		return true;
 	case PROXY_SNIFF_OTHER:
-		if (decide(c, NULL, false))
-			dial(c);
+		if (decide(c, NULL, false) && proxy_terminate_tunnel(c, NULL) == 0)
+			proxy_upstream_dial_orig(c);
 		return true;
 	}
 	return false;
@@ -287,9 +283,9 @@ void proxy_transparent_timeout(struct proxy_conn *c)
 	 * is still read for a name before a byte of it goes on (a slow client
 	 * is no way around the name check).
 	 */
-	if (decide(c, NULL, false)) {
+	if (decide(c, NULL, false) && proxy_terminate_tunnel(c, NULL) == 0) {
 		c->late_check = late_check;
-		dial(c);
+		proxy_upstream_dial_orig(c);
 	}
 }
 

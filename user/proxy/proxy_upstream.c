@@ -21,6 +21,7 @@
 #include "proxy_relay.h"
 #include "proxy_reply.h"
 #include "proxy_socks.h"
+#include "proxy_tls_wrap.h"
 #include "proxy_upstream.h"
 
 void proxy_upstream_failed(struct proxy_conn *c, int err, const char *what)
@@ -120,6 +121,18 @@ void proxy_upstream_dial(struct proxy_conn *c)
 			      c->via_parent ? "connect to the parent proxy" : "connect");
 }
 
+void proxy_upstream_dial_orig(struct proxy_conn *c)
+{
+	if (proxy_upstream_use_parent(c)) {
+		proxy_upstream_dial(c);
+		return;
+	}
+	c->addrs[0] = c->orig;
+	c->naddrs = 1;
+	c->next_addr = 0;
+	proxy_upstream_dial(c);
+}
+
 void proxy_upstream_connect(struct proxy_conn *c)
 {
 	struct sockaddr_storage ss;
@@ -208,6 +221,13 @@ int proxy_upstream_connect_result(struct proxy_conn *c)
 
 void proxy_upstream_established(struct proxy_conn *c, const void *early, size_t n)
 {
+	int err;
+
+	/* Terminated: what goes up is TLS the proxy makes, verified against the tunnel's name. */
+	if (c->terminated && (err = proxy_tls_wrap_upstream(c))) {
+		proxy_reply_http(c, 502, "Bad Gateway", NULL, "Bad Gateway", "TLS to the upstream failed to start");
+		return;
+	}
 	if (proxy_relay_begin(c)) {
 		proxy_conn_close(c, "out of memory");
 		return;

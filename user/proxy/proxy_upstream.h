@@ -21,6 +21,8 @@ bool proxy_upstream_use_parent(struct proxy_conn *c);
 void proxy_upstream_connect(struct proxy_conn *c);
 /* A resolution submitted by proxy_upstream_connect has finished: each address guarded, then dialled. */
 void proxy_upstream_resolved(struct proxy_conn *c, struct proxy_rjob *job);
+/* A redirected connection: where it was going, or the parent when there is one. */
+void proxy_upstream_dial_orig(struct proxy_conn *c);
 /* Dials c->addrs[c->next_addr..c->naddrs), already decided and checked. */
 void proxy_upstream_dial(struct proxy_conn *c);
 /*

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+/*
+ * TLS termination end to end on loopback: a real proxy thread with a
+ * sandbox CA, a real TLS server thread whose certificate comes from another
+ * CA (the "public" one, trusted as an extra CA), and OpenSSL clients that
+ * CONNECT, handshake with the proxy's leaf and send requests inside. Each
+ * case asserts what the client got, what the server saw and the event.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "proxy/addr_guard.h"
+#include "proxy/proxy.h"
+#include "tls/tls_ca.h"
+#include "tls/tls_leaf.h"
+#include "tls/tls_upstream.h"
+
+#define IO_MS 5000
+#define MAX_EVENTS 64
+
+struct ev_copy {
+	char protocol[16], method[24], host[64], error[200], tls[16], rule[64];
+	int status;
+	bool allowed;
+};
+
+struct fixture {
+	/* the upstream: a TLS server for up.test (and reached as wrong.test too) */
+	struct tls_ca *public_ca;
+	struct tls_leaf_cache *public_leaves;
+	int lfd;
+	unsigned short up_port;
+	pthread_t up_thread;
+	atomic_int stop;
+	pthread_mutex_t lock;
+	char seen[4096];		/* every request head the server read, appended */
+	/* the proxy */
+	struct tls_ca *sandbox_ca;
+	struct tls_leaf_cache *leaves;
+	SSL_CTX *upstream_ctx;
+	struct proxy_tls tls;
+	struct addr_guard guard;
+	struct proxy *proxy;
+	unsigned short port;
+	struct ev_copy ev[MAX_EVENTS];
+	size_t nev;
+	/* the client: trusts the sandbox CA only */
+	SSL_CTX *client_ctx;
+	char *sandbox_pem, *public_pem;
+};
+
+/* ---- the upstream TLS server ---- */
+
+static void *server_main(void *arg)
+{
+	struct fixture *f = arg;
+
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = { .fd = f->lfd, .events = POLLIN };
+		char buf[2048];
+		SSL_CTX *ctx = NULL;
+		SSL *ssl;
+		int fd, n, len = 0;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		fd = accept(f->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		if (tls_leaf_ctx(f->public_leaves, "up.test", &ctx)) {
+			close(fd);
+			continue;
+		}
+		ssl = SSL_new(ctx);
+		SSL_CTX_free(ctx);
+		SSL_set_fd(ssl, fd);
+		if (SSL_accept(ssl) == 1) {
+			while (len < (int)sizeof(buf) - 1 && (n = SSL_read(ssl, buf + len, (int)sizeof(buf) - 1 - len)) > 0) {
+				len += n;
+				buf[len] = '\0';
+				if (strstr(buf, "\r\n\r\n"))
+					break;
+			}
+			buf[len] = '\0';
+			pthread_mutex_lock(&f->lock);
+			strncat(f->seen, buf, sizeof(f->seen) - strlen(f->seen) - 1);
+			pthread_mutex_unlock(&f->lock);
+			if (len) {
+				static const char resp[] = "HTTP/1.1 200 OK\r\nX-Secret: s3cret\r\nX-Keep: 1\r\n"
+							   "Content-Length: 5\r\n\r\nhello";
+
+				SSL_write(ssl, resp, sizeof(resp) - 1);
+			}
+			SSL_shutdown(ssl);
+		}
+		SSL_free(ssl);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* ---- the proxy's callbacks ---- */
+
+static void decide(void *ctx, const char *host, unsigned port, struct proxy_decision *out)
+{
+	out->allow = strcmp(host, "blocked.test") != 0;
+	out->rule = out->allow ? "allowedDomains:*.test" : "deniedDomains:blocked.test";
+}
+
+static bool terminates(void *ctx, const char *host, unsigned port)
+{
+	return strcmp(host, "excluded.test") != 0;
+}
+
+static int resolve(void *ctx, const char *host, struct sockaddr_storage *out, size_t max, size_t *n)
+{
+	struct sockaddr_in *s = (struct sockaddr_in *)out;
+
+	memset(out, 0, sizeof(*out));
+	s->sin_family = AF_INET;
+	s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*n = 1;
+	return 0;
+}
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void on_event(void *ctx, const struct proxy_event *e)
+{
+	struct fixture *f = ctx;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->nev < MAX_EVENTS) {
+		struct ev_copy *c = &f->ev[f->nev++];
+
+		copy(c->protocol, sizeof(c->protocol), e->protocol);
+		copy(c->method, sizeof(c->method), e->method);
+		copy(c->host, sizeof(c->host), e->host);
+		copy(c->error, sizeof(c->error), e->error);
+		copy(c->tls, sizeof(c->tls), e->tls);
+		copy(c->rule, sizeof(c->rule), e->rule);
+		c->status = e->status;
+		c->allowed = e->allowed;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* The last event, once the connection closed (the proxy emits at close). */
+static struct ev_copy last_event(struct fixture *f, size_t before)
+{
+	struct ev_copy c = { 0 };
+
+	for (int i = 0; i < 300; i++) {
+		pthread_mutex_lock(&f->lock);
+		if (f->nev > before)
+			c = f->ev[f->nev - 1];
+		pthread_mutex_unlock(&f->lock);
+		if (c.protocol[0])
+			return c;
+		usleep(10000);
+	}
+	fail_msg("no event");
+	return c;
+}
+
+/* ---- setup ---- */
+
+static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
+{
+	static const char *const strip[] = { "x-secret" };
+	struct proxy_config cfg = {
+		.decide = decide,
+		.on_event = on_event,
+		.ctx = f,
+		.guard = &f->guard,
+		.idle_timeout_ms = 3000,
+		.resolve = resolve,
+		.tls = &f->tls,
+		.rules = { .refuse_opaque_tunnels = refuse_opaque, .strip_response_headers = strip,
+			   .n_strip_response_headers = 1 },
+	};
+
+	f->tls.max_tunnels = max_tunnels;
+	return proxy_start(&cfg, &f->proxy, &f->port);
+}
+
+static int setup_with(void **state, bool refuse_opaque, unsigned max_tunnels, bool trust_public)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	const char *why = NULL, *pems[1];
+	size_t lens[1], len;
+	BIO *bio;
+	X509 *x;
+
+	pthread_mutex_init(&f->lock, NULL);
+	assert_int_equal(tls_ca_generate("public", 3600, &f->public_ca), 0);
+	assert_int_equal(tls_leaf_cache_new(f->public_ca, 8, 3600, &f->public_leaves), 0);
+	assert_int_equal(tls_ca_generate("test", 3600, &f->sandbox_ca), 0);
+	assert_int_equal(tls_leaf_cache_new(f->sandbox_ca, 8, 3600, &f->leaves), 0);
+	assert_int_equal(tls_ca_cert_pem(f->public_ca, &f->public_pem, &len), 0);
+	pems[0] = f->public_pem;
+	lens[0] = len;
+	assert_int_equal(tls_upstream_ctx_new(pems, lens, trust_public ? 1 : 0, &f->upstream_ctx, &why), 0);
+	f->tls = (struct proxy_tls){ .leaves = f->leaves, .upstream = f->upstream_ctx,
+				     .terminates = terminates, .handshake_ms = 3000 };
+	addr_guard_init_empty(&f->guard);
+	assert_int_equal(addr_guard_add_allow(&f->guard, "127.0.0.1", &why), 0);
+
+	f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(f->lfd, 16), 0);
+	assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&a, &alen), 0);
+	f->up_port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&f->up_thread, NULL, server_main, f), 0);
+	assert_int_equal(start(f, refuse_opaque, max_tunnels), 0);
+
+	/* The client trusts the sandbox's CA alone, as the bundle makes it. */
+	assert_int_equal(tls_ca_cert_pem(f->sandbox_ca, &f->sandbox_pem, &len), 0);
+	f->client_ctx = SSL_CTX_new(TLS_client_method());
+	bio = BIO_new_mem_buf(f->sandbox_pem, (int)len);
+	x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(f->client_ctx), x);
+	X509_free(x);
+	BIO_free(bio);
+	SSL_CTX_set_verify(f->client_ctx, SSL_VERIFY_PEER, NULL);
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, false, 8, true);
+}
+
+/* The proxy trusts the system store only: the test server's CA is unknown to it. */
+static int setup_untrusted(void **state)
+{
+	return setup_with(state, false, 8, false);
+}
+
+static int setup_opaque_refused(void **state)
+{
+	return setup_with(state, true, 8, true);
+}
+
+static int setup_one_tunnel(void **state)
+{
+	return setup_with(state, false, 1, true);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	proxy_stop(f->proxy);
+	atomic_store(&f->stop, 1);
+	pthread_join(f->up_thread, NULL);
+	close(f->lfd);
+	addr_guard_free(&f->guard);
+	SSL_CTX_free(f->client_ctx);
+	SSL_CTX_free(f->upstream_ctx);
+	tls_leaf_cache_free(f->leaves);
+	tls_leaf_cache_free(f->public_leaves);
+	tls_ca_free(f->sandbox_ca);
+	tls_ca_free(f->public_ca);
+	free(f->sandbox_pem);
+	free(f->public_pem);
+	free(f);
+	return 0;
+}
+
+/* ---- clients ---- */
+
+static int proxy_socket(struct fixture *f)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(f->port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = IO_MS / 1000 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* CONNECT name:port; the proxy's answer head in out. */
+static int connect_to(struct fixture *f, const char *name, char *out, size_t cap)
+{
+	char req[256];
+	size_t len = 0;
+	int fd = proxy_socket(f);
+
+	snprintf(req, sizeof(req), "CONNECT %s:%u HTTP/1.1\r\nHost: %s:%u\r\n\r\n", name, f->up_port, name,
+		 f->up_port);
+	assert_true(send(fd, req, strlen(req), 0) > 0);
+	/* Byte by byte: what follows the head is TLS, the client's to read. */
+	while (len + 1 < cap && !(len >= 4 && !memcmp(out + len - 4, "\r\n\r\n", 4))) {
+		if (recv(fd, out + len, 1, 0) != 1)
+			break;
+		len++;
+	}
+	out[len] = '\0';
+	return fd;
+}
+
+/* TLS over fd to name, verified against ctx's trust; NULL when the handshake fails. */
+static SSL *handshake(SSL_CTX *ctx, int fd, const char *sni, const char *verify_name)
+{
+	SSL *ssl = SSL_new(ctx);
+
+	SSL_set_fd(ssl, fd);
+	SSL_set_tlsext_host_name(ssl, sni);
+	SSL_set1_host(ssl, verify_name);
+	if (SSL_connect(ssl) != 1) {
+		ERR_clear_error();
+		SSL_free(ssl);
+		return NULL;
+	}
+	return ssl;
+}
+
+static size_t request(SSL *ssl, const char *head, char *out, size_t cap)
+{
+	size_t len = 0;
+	int n;
+
+	assert_true(SSL_write(ssl, head, (int)strlen(head)) > 0);
+	while (len + 1 < cap && (n = SSL_read(ssl, out + len, (int)(cap - 1 - len))) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	ERR_clear_error();
+	return len;
+}
+
+/* CONNECT, handshake with the proxy's leaf for name, one request; the answer in out. */
+static void terminated_request(struct fixture *f, const char *name, const char *fmt, char *out, size_t cap)
+{
+	char head[512], answer[256];
+	int fd = connect_to(f, name, answer, sizeof(answer));
+	SSL *ssl;
+
+	assert_non_null(strstr(answer, " 200 "));
+	ssl = handshake(f->client_ctx, fd, name, name);
+	assert_non_null(ssl);
+	snprintf(head, sizeof(head), fmt, f->up_port);
+	request(ssl, head, out, cap);
+	SSL_free(ssl);
+	close(fd);
+}
+
+static bool server_saw(struct fixture *f, const char *needle)
+{
+	bool yes;
+
+	pthread_mutex_lock(&f->lock);
+	yes = strstr(f->seen, needle) != NULL;
+	pthread_mutex_unlock(&f->lock);
+	return yes;
+}
+
+/* ---- cases ---- */
+
+static void test_terminated_request_reaches_server(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048], host[64];
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	terminated_request(f, "up.test", "GET /ok HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(out, "hello"));
+	/* stripResponseHeaders inside TLS too; the rest passes */
+	assert_null(strstr(out, "X-Secret"));
+	assert_non_null(strstr(out, "X-Keep: 1"));
+	snprintf(host, sizeof(host), "Host: up.test:%u", f->up_port);
+	assert_true(server_saw(f, "GET /ok HTTP/1.1"));
+	assert_true(server_saw(f, host));
+	e = last_event(f, before);
+	assert_string_equal(e.tls, "terminated");
+	assert_string_equal(e.protocol, "https");
+	assert_string_equal(e.method, "GET");
+	assert_string_equal(e.host, "up.test");
+	assert_int_equal(e.status, 200);
+}
+
+static void test_fronting_refused(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	/* TLS for an allowed name, Host of a denied one, then of another allowed one: both 421. */
+	terminated_request(f, "up.test", "GET /front HTTP/1.1\r\nHost: blocked.test:%u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 421 "));
+	assert_non_null(strstr(out, "X-Proxy-Error: host-mismatch"));
+	terminated_request(f, "up.test", "GET /front2 HTTP/1.1\r\nHost: other.test:%u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 421 "));
+	/* and the same name on another port */
+	terminated_request(f, "up.test", "GET /front3 HTTP/1.1\r\nHost: up.test:443\r\nX-Port: %u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 421 "));
+	assert_false(server_saw(f, "/front"));
+	e = last_event(f, before);
+	assert_int_equal(e.status, 421);
+	assert_false(e.allowed);
+}
+
+static void test_trace_and_absolute_refused(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+
+	terminated_request(f, "up.test", "TRACE /t HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 405 "));
+	assert_non_null(strstr(out, "X-Proxy-Error: method-not-allowed"));
+	terminated_request(f, "up.test", "TRACK /t HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 405 "));
+	/* a request naming another server in its target inside the tunnel */
+	terminated_request(f, "up.test", "GET http://blocked.test:%u/a HTTP/1.1\r\nHost: up.test\r\n\r\n", out,
+			   sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 400 "));
+	assert_false(server_saw(f, "/t "));
+	assert_false(server_saw(f, "/a "));
+}
+
+static void test_wrong_upstream_name_is_502(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	/* wrong.test reaches the server for up.test: its certificate does not name wrong.test. */
+	terminated_request(f, "wrong.test", "GET /wrong HTTP/1.1\r\nHost: wrong.test:%u\r\n\r\n", out,
+			   sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 502 "));
+	assert_false(server_saw(f, "/wrong"));
+	e = last_event(f, before);
+	assert_int_equal(e.status, 502);
+	assert_non_null(strstr(e.error, "certificate verify failed"));
+}
+
+static void test_untrusted_upstream_is_502(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	terminated_request(f, "up.test", "GET /untrusted HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 502 "));
+	assert_false(server_saw(f, "/untrusted"));
+	e = last_event(f, before);
+	assert_non_null(strstr(e.error, "certificate verify failed"));
+}
+
+static void test_sni_must_name_the_tunnel(void **state)
+{
+	struct fixture *f = *state;
+	char answer[256], out[512];
+	int fd = connect_to(f, "up.test", answer, sizeof(answer));
+	SSL *ssl;
+
+	assert_non_null(strstr(answer, " 200 "));
+	/* server_name of another host: the proxy refuses the handshake (or closes right after). */
+	ssl = handshake(f->client_ctx, fd, "blocked.test", "up.test");
+	if (ssl) {
+		assert_int_equal(request(ssl, "GET /sni HTTP/1.1\r\nHost: up.test\r\n\r\n", out, sizeof(out)), 0);
+		SSL_free(ssl);
+	}
+	close(fd);
+	assert_false(server_saw(f, "/sni"));
+}
+
+static void test_excluded_is_tunnelled(void **state)
+{
+	struct fixture *f = *state;
+	char answer[256], out[2048];
+	int fd = connect_to(f, "excluded.test", answer, sizeof(answer));
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	BIO *bio = BIO_new_mem_buf(f->public_pem, -1);
+	X509 *x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+	SSL *ssl;
+
+	assert_non_null(strstr(answer, " 200 "));
+	/* The server's own certificate arrives: the client verifies it against the public CA. */
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), x);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	ssl = handshake(ctx, fd, "up.test", "up.test");
+	assert_non_null(ssl);
+	request(ssl, "GET /excluded HTTP/1.1\r\nHost: up.test\r\n\r\n", out, sizeof(out));
+	/* An opaque tunnel: nothing is stripped. */
+	assert_non_null(strstr(out, "X-Secret: s3cret"));
+	SSL_free(ssl);
+	close(fd);
+	X509_free(x);
+	BIO_free(bio);
+	SSL_CTX_free(ctx);
+}
+
+static void test_opaque_tunnel_refused(void **state)
+{
+	struct fixture *f = *state;
+	char answer[512];
+	int fd = connect_to(f, "excluded.test", answer, sizeof(answer));
+
+	assert_non_null(strstr(answer, "HTTP/1.1 403 "));
+	assert_non_null(strstr(answer, "X-Proxy-Error: opaque-tunnel"));
+	close(fd);
+	/* A terminated name still works. */
+	terminated_request(f, "up.test", "GET /still HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", answer, sizeof(answer));
+	assert_non_null(strstr(answer, "HTTP/1.1 200 OK"));
+}
+
+static void test_max_tunnels(void **state)
+{
+	struct fixture *f = *state;
+	char answer[512];
+	int held = connect_to(f, "up.test", answer, sizeof(answer)), fd = -1;
+	SSL *ssl = handshake(f->client_ctx, held, "up.test", "up.test");
+	bool refused = false;
+
+	assert_non_null(ssl);
+	fd = connect_to(f, "up.test", answer, sizeof(answer));
+	assert_non_null(strstr(answer, "HTTP/1.1 503 "));
+	assert_non_null(strstr(answer, "X-Proxy-Error: too-many-tunnels"));
+	close(fd);
+	SSL_free(ssl);
+	close(held);
+	/* Once the held one is gone, a new tunnel is let in. */
+	for (int i = 0; i < 100 && !refused; i++) {
+		fd = connect_to(f, "up.test", answer, sizeof(answer));
+		close(fd);
+		if (strstr(answer, " 200 "))
+			refused = true;
+		else
+			usleep(20000);
+	}
+	assert_true(refused);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_terminated_request_reaches_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fronting_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace_and_absolute_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_upstream_name_is_502, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_upstream_is_502, setup_untrusted, teardown),
+		cmocka_unit_test_setup_teardown(test_sni_must_name_the_tunnel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_excluded_is_tunnelled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opaque_tunnel_refused, setup_opaque_refused, teardown),
+		cmocka_unit_test_setup_teardown(test_max_tunnels, setup_one_tunnel, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
