@@ -32,7 +32,8 @@ static struct policy *load(const char *json)
 	return p;
 }
 
-static const struct env_extra extra = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 0, NULL, NULL, NULL, NULL };
+static const struct env_extra extra = { .sandbox_id = "bb-0123456789ab", .tmpdir = "/tmp/bpfbox-0123456789ab",
+					.proxy_port = 31337 };
 
 static void deny_removes_and_extras_are_set(void **state)
 {
@@ -59,8 +60,9 @@ static void deny_removes_and_extras_are_set(void **state)
 /* The target user's passwd entry wins over what sudo left (HOME=/root). */
 static void target_user_identity_variables(void **state)
 {
-	static const struct env_extra x = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 0, NULL,
-					    "alice",	       "/home/alice",		     "/bin/zsh" };
+	static const struct env_extra x = { .sandbox_id = "bb-0123456789ab", .tmpdir = "/tmp/bpfbox-0123456789ab",
+					    .proxy_port = 31337, .user = "alice", .home = "/home/alice",
+					    .shell = "/bin/zsh" };
 	struct policy *p = load("{" BASE "}");
 	char *in[] = { "HOME=/root", "USER=root", "LOGNAME=root", "SHELL=/bin/bash", "SUDO_USER=alice", NULL };
 	struct env_list e;
@@ -80,7 +82,8 @@ static void target_user_identity_variables(void **state)
 /* socksProxyPort: SOCKS clients go to the external proxy, HTTP clients stay on theirs. */
 static void external_socks_port_is_named(void **state)
 {
-	static const struct env_extra x = { "bb-0123456789ab", "/tmp/bpfbox-0123456789ab", 31337, 1080, NULL, NULL, NULL, NULL };
+	static const struct env_extra x = { .sandbox_id = "bb-0123456789ab", .tmpdir = "/tmp/bpfbox-0123456789ab",
+					    .proxy_port = 31337, .socks_port = 1080 };
 	struct policy *p = load("{" BASE "}");
 	char *in[] = { "PATH=/bin", NULL };
 	struct env_list e;
@@ -90,6 +93,32 @@ static void external_socks_port_is_named(void **state)
 	assert_string_equal(env_get(&e, "all_proxy"), "socks5h://127.0.0.1:1080");
 	assert_string_equal(env_get(&e, "HTTP_PROXY"), "http://127.0.0.1:31337");
 	assert_string_equal(env_get(&e, "BPFBOX_PROXY"), "127.0.0.1:31337");
+	env_free(&e);
+	policy_free(p);
+}
+
+/* TLS termination: every variable srt sets names the sandbox's bundle, over the caller's own. */
+static void ca_bundle_variables_point_to_the_bundle(void **state)
+{
+	static const char *const names[] = { "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE",
+					     "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO", "AWS_CA_BUNDLE",
+					     "CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+					     "NIX_SSL_CERT_FILE" };
+	static const struct env_extra x = { .sandbox_id = "bb-0123456789ab", .tmpdir = "/tmp/bpfbox-0123456789ab",
+					    .proxy_port = 31337,
+					    .ca_bundle = "/tmp/bpfbox-0123456789ab/bpfbox-ca-bundle.pem" };
+	struct policy *p = load("{" BASE "}");
+	char *in[] = { "PATH=/bin", "SSL_CERT_FILE=/home/me/evil.pem", NULL };
+	struct env_list e;
+
+	assert_int_equal(env_build(p, in, &x, &e), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		assert_string_equal(env_get(&e, names[i]), x.ca_bundle);
+	env_free(&e);
+	/* Without termination none is set, and the caller's stays as it was. */
+	assert_int_equal(env_build(p, in, &extra, &e), 0);
+	assert_string_equal(env_get(&e, "SSL_CERT_FILE"), "/home/me/evil.pem");
+	assert_null(env_get(&e, "NODE_EXTRA_CA_CERTS"));
 	env_free(&e);
 	policy_free(p);
 }
@@ -133,6 +162,7 @@ int main(void)
 		cmocka_unit_test(external_socks_port_is_named),
 		cmocka_unit_test(target_user_identity_variables),
 		cmocka_unit_test(allow_list_passes_only_named),
+		cmocka_unit_test(ca_bundle_variables_point_to_the_bundle),
 		cmocka_unit_test(scrub_overwrites_denied_values_in_place),
 	};
 

@@ -134,6 +134,8 @@ struct policy_tls {
 	unsigned handshake_timeout_ms;	/* 100-600000; POLICY_TLS_HANDSHAKE_MS_DEFAULT */
 	/* Written in the file rather than defaulted: a ceiling narrows a default silently. */
 	bool max_tunnels_given, handshake_timeout_given;
+	/* The administrator's ceiling supplied it: its files are root's to read, not the caller's. */
+	bool from_ceiling;
 };
 
 /* network.ambiguousRequestTarget: a target two parsers could read differently. */

@@ -147,9 +147,11 @@ static void ceiling_tls_terminate(struct ceiling *c)
 	if (!a->enabled || !u->enabled) {
 		/* One policy's own, or none: the caller's may use its own CA or an ephemeral one. */
 		copy_tls(c, a->enabled ? a : u);
+		t->from_ceiling = a->enabled;
 		return;
 	}
 	t->enabled = true;
+	t->from_ceiling = true;
 	t->ca_cert_path = ceiling_strdup(c, a->ca_cert_path);
 	t->ca_key_path = ceiling_strdup(c, a->ca_key_path);
 	cut_ca(c, "caCertPath", u->ca_cert_path, a->ca_cert_path);

@@ -110,6 +110,7 @@ void sandbox_run_teardown(struct sandbox_run *r)
 	}
 	if (r->proxy_started)
 		sandbox_proxy_stop(&r->proxy);
+	sandbox_tls_free(&r->tls);
 	if (r->cg_made && r->bpf)
 		sandbox_private_sweep_shm(r->bpf, r->cg.id);
 	if (r->dns_started)
@@ -178,6 +179,21 @@ static int register_sandbox(struct sandbox_run *r)
  * proxy bpfbox would run for that protocol. Ours serves both on one port and
  * runs unless both are external.
  */
+/*
+ * network.tlsTerminate: the CA and upstream verification, before the proxy.
+ * Files a caller's policy names are read as the caller; a CA the
+ * administrator's ceiling names is root's.
+ */
+static int start_tls(struct sandbox_run *r, struct errmsg *em)
+{
+	const struct policy *p = r->policy;
+	const struct identity *reader = r->ident.switch_user && !p->tls.from_ceiling ? &r->ident : NULL;
+
+	if (!p->tls.enabled)
+		return 0;
+	return sandbox_tls_setup(&r->tls, p, reader, r->id, em);
+}
+
 static int start_proxies(struct sandbox_run *r, struct errmsg *em)
 {
 	const struct policy *p = r->policy;
@@ -202,11 +218,18 @@ static int start_proxies(struct sandbox_run *r, struct errmsg *em)
 				r->learned.refused, r->quota.learned, r->quota.option);
 	}
 	if (!p->http_proxy_port || !p->socks_proxy_port || transparent) {
+		err = start_tls(r, em);
+		if (err)
+			return err;
 		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL,
-						      r->bpf->maps.tconns, r->cg.id, em);
+						      r->bpf->maps.tconns, r->cg.id,
+						      r->tls.ca ? &r->tls.cfg : NULL, em);
 		if (err)
 			return err;
 		r->proxy_started = true;
+	} else if (p->tls.enabled) {
+		return errmsg_set(em, -EINVAL, "network.tlsTerminate needs bpfbox's own proxy, but "
+				  "httpProxyPort and socksProxyPort send every connection to other proxies");
 	}
 	r->http_port = p->http_proxy_port ? (unsigned)p->http_proxy_port : r->proxy.port;
 	r->socks_port = p->socks_proxy_port ? (unsigned)p->socks_proxy_port : r->proxy.port;
@@ -326,6 +349,12 @@ static int setup_launch(struct sandbox_run *r, char *self_exe)
 	x.proxy_port = r->http_port;
 	x.socks_port = r->socks_port;
 	x.self_exe = self_exe;
+	if (r->tls.ca) {
+		err = sandbox_tls_bundle(&r->tls, r->tmpdir, &r->tmpdir_id, &em);
+		if (err)
+			return sandbox_run_failed(r, "TLS termination", &em), err;
+		x.ca_bundle = r->tls.bundle;
+	}
 	if (r->ident.switch_user) {
 		x.user = r->ident.name;
 		x.home = r->ident.home;

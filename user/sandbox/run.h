@@ -29,6 +29,7 @@
 #include "sandbox/sandbox_git.h"
 #include "sandbox/sandbox_learned.h"
 #include "sandbox/sandbox_proxy.h"
+#include "sandbox/sandbox_tls.h"
 #include "sandbox/sandbox_tmpdir.h"
 
 struct bpf_state;
@@ -81,6 +82,7 @@ struct sandbox_run {
 	struct sandbox_git_result git_result;
 	struct sandbox_proxy proxy;
 	bool proxy_started;
+	struct sandbox_tls tls; /* network.tlsTerminate: tls.ca set once made */
 	struct sandbox_dns dns;
 	bool dns_started;
 	struct sandbox_learned learned; /* transparent: the addresses learned for allowed names */

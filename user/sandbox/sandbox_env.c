@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tls/tls_bundle.h"
+
 #include "sandbox_env.h"
 
 static int env_push(struct env_list *e, char *entry)
@@ -167,6 +169,9 @@ int env_build(const struct policy *p, char **environ_in, const struct env_extra 
 		err = env_set(out, "SANDBOX_RUNTIME", "1");
 	if (!err && x->proxy_port)
 		err = set_proxy_vars(out, x);
+	/* The variables srt sets, over whatever the caller had: the sandbox's CA must be trusted. */
+	for (size_t i = 0; !err && x->ca_bundle && i < TLS_BUNDLE_NENV; i++)
+		err = env_set(out, tls_bundle_env[i], x->ca_bundle);
 	if (!err)
 		err = set_git_safe_dirs(out, p);
 	if (!err && !out->v)

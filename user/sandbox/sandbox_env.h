@@ -21,6 +21,7 @@ struct env_extra {
 	const char *user; /* the target user: USER, LOGNAME, HOME, SHELL from its passwd entry; NULL: inherited */
 	const char *home;
 	const char *shell;
+	const char *ca_bundle; /* TLS termination's trust bundle: srt's CA variables point to it; NULL: none */
 };
 
 int env_build(const struct policy *p, char **environ_in, const struct env_extra *x, struct env_list *out);

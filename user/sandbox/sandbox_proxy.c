@@ -112,6 +112,13 @@ static void decide_transparent(void *ctx, const char *name, const struct sockadd
 	out->rule = rule;
 }
 
+static bool terminates(void *ctx, const char *host, unsigned port)
+{
+	struct sandbox_proxy *sp = ctx;
+
+	return policy_tls_terminates(sp->policy, host, port);
+}
+
 static void on_event(void *ctx, const struct proxy_event *pe)
 {
 	struct sandbox_proxy *sp = ctx;
@@ -119,7 +126,7 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	struct log_event *ev;
 	const char *action = pe->transparent			       ? "proxy-transparent"
 			     : !strcmp(pe->protocol, "http-connect") ? "proxy-connect"
-			     : !strcmp(pe->protocol, "http")	       ? "proxy-http"
+			     : !strncmp(pe->protocol, "http", 4)     ? "proxy-http"
 								       : "proxy-socks";
 
 	ev = log_event_new(refused ? LOG_WARN : LOG_INFO, "event", "network",
@@ -156,6 +163,8 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 		log_event_set_str(ev, "error.message", pe->error);
 	if (pe->parent)
 		log_event_set_str(ev, "bpfbox.proxy.parent", pe->parent);
+	if (pe->tls)
+		log_event_set_str(ev, "bpfbox.proxy.tls", pe->tls);
 	if (pe->transparent)
 		log_event_message(ev, "%s %s %s:%u at %s, redirected to the proxy (%s)%s%s",
 				  refused ? "denied" : "allowed", pe->method ? pe->method : pe->transparent,
@@ -218,12 +227,12 @@ static int parent_setup(struct sandbox_proxy *sp, const struct policy_parent *pp
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em)
 {
-	return sandbox_proxy_start_transparent(sp, p, log, NULL, -1, 0, em);
+	return sandbox_proxy_start_transparent(sp, p, log, NULL, -1, 0, NULL, em);
 }
 
 int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
 				    struct sandbox_learned *learned, int tconn_fd, uint64_t sandbox,
-				    struct errmsg *em)
+				    struct proxy_tls *tls, struct errmsg *em)
 {
 	struct proxy_config cfg = { 0 };
 	const char *texts[256], *why = NULL;
@@ -250,6 +259,14 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	cfg.guard = &sp->guard;
 	if (tconn_fd >= 0)
 		cfg.peer = client_peer;
+	if (tls) {
+		tls->terminates = terminates;
+		cfg.tls = tls;
+	}
+	cfg.rules.require_host_match = p->require_host_match;
+	cfg.rules.refuse_opaque_tunnels = p->refuse_opaque_tunnels;
+	cfg.rules.strip_response_headers = (const char *const *)p->strip_response_headers;
+	cfg.rules.n_strip_response_headers = p->n_strip_response_headers;
 	if (p->parent.scheme) {
 		err = parent_setup(sp, &p->parent, em);
 		if (err) {

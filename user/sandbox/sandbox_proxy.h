@@ -35,11 +35,12 @@ int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct
 /*
  * The same, with transparent listeners deciding by name and learned (NULL:
  * none, as above); events name the task that connected, found in the
- * kernel's tconns map tconn_fd (-1: not named) under the sandbox's id.
+ * kernel's tconns map tconn_fd (-1: not named) under the sandbox's id;
+ * tls: termination (the proxy's callback is set here), NULL: none.
  */
 int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
 				    struct sandbox_learned *learned, int tconn_fd, uint64_t sandbox,
-				    struct errmsg *em);
+				    struct proxy_tls *tls, struct errmsg *em);
 void sandbox_proxy_stop(struct sandbox_proxy *sp);
 
 #endif
