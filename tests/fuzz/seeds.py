@@ -63,7 +63,7 @@ def byte_arrays(*files):
 
 def seeds():
     s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
-                            "git_config")}
+                            "git_config", "tls_leaf_key")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -107,6 +107,9 @@ def seeds():
     for lit in literals("test_git_config.c"):
         if lit and b"%" not in lit:
             s["git_config"].add(lit)
+    for lit in literals("test_tls.c"):
+        if lit and len(lit) < 300 and b"%" not in lit:
+            s["tls_leaf_key"].add(lit)
     for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
         s["parsers"].add(dns_query(name, 1))
         s["parsers"].add(dns_query(name, 28))

@@ -2,6 +2,7 @@
 /* TLS termination's certificates, contexts and trust bundle (user/tls/). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,6 +148,101 @@ static void test_cache(void **state)
 	SSL_CTX_free(b);
 	assert_int_equal(tls_leaf_ctx(f->cache, "a..b", &c), -EINVAL);
 	assert_null(c);
+}
+
+/* What a leaf holds beyond its name: validity, serial, signature, CN cut at 64. */
+static void test_leaf_fields(void **state)
+{
+	struct fx *f = *state;
+	char name[120], cn[128];
+	SSL_CTX *ctx = NULL;
+	X509 *leaf;
+	BIGNUM *serial;
+	int day, sec;
+
+	memset(name, 'a', 100);
+	memcpy(name + 100, ".long.test", 11);
+	assert_int_equal(tls_leaf_ctx(f->cache, name, &ctx), 0);
+	leaf = SSL_CTX_get0_certificate(ctx);
+	X509_NAME_get_text_by_NID(X509_get_subject_name(leaf), NID_commonName, cn, sizeof(cn));
+	assert_int_equal(strlen(cn), 64);
+	assert_int_equal(X509_check_host(leaf, name, 0, 0, NULL), 1);
+	assert_int_equal(X509_get_signature_nid(leaf), NID_ecdsa_with_SHA256);
+	/* notBefore five minutes back, notAfter the cache's hour ahead. */
+	assert_int_equal(ASN1_TIME_diff(&day, &sec, NULL, X509_get0_notBefore(leaf)), 1);
+	assert_true(day == 0 && sec <= -295 && sec >= -305);
+	assert_int_equal(ASN1_TIME_diff(&day, &sec, NULL, X509_get0_notAfter(leaf)), 1);
+	assert_true(day == 0 && sec >= 3595 && sec <= 3600);
+	serial = ASN1_INTEGER_to_BN(X509_get0_serialNumber(leaf), NULL);
+	assert_true(BN_num_bits(serial) > 64 && BN_num_bits(serial) <= 127 && !BN_is_negative(serial));
+	BN_free(serial);
+	SSL_CTX_free(ctx);
+}
+
+/* A CA about to expire: leaves are cut to its notAfter and, never fresh, made anew. */
+static void test_leaf_replaced(void **state)
+{
+	struct tls_ca *ca = NULL;
+	struct tls_leaf_cache *cache = NULL;
+	SSL_CTX *a = NULL, *b = NULL;
+
+	assert_int_equal(tls_ca_generate("short", 60, &ca), 0);
+	assert_int_equal(tls_leaf_cache_new(ca, 2, 3600, &cache), 0);
+	assert_int_equal(tls_leaf_ctx(cache, "api.example.test", &a), 0);
+	assert_int_equal(ASN1_TIME_compare(X509_get0_notAfter(SSL_CTX_get0_certificate(a)),
+					   X509_get0_notAfter(tls_ca_x509(ca))), 0);
+	assert_int_equal(tls_leaf_ctx(cache, "api.example.test", &b), 0);
+	assert_ptr_not_equal(a, b);
+	SSL_CTX_free(a);
+	SSL_CTX_free(b);
+	tls_leaf_cache_free(cache);
+	tls_ca_free(ca);
+}
+
+struct worker {
+	struct tls_leaf_cache *cache;
+	unsigned seed;
+	int failures;
+};
+
+static void *worker_run(void *arg)
+{
+	static const char *const names[] = {"a.test", "b.test", "c.test", "d.test", "e.test", "::1"};
+	struct worker *w = arg;
+
+	for (int i = 0; i < 60; i++) {
+		const char *name = names[rand_r(&w->seed) % 6];
+		SSL_CTX *ctx = NULL;
+		X509 *leaf;
+
+		if (tls_leaf_ctx(w->cache, name, &ctx)) {
+			w->failures++;
+			continue;
+		}
+		leaf = SSL_CTX_get0_certificate(ctx);
+		if (strchr(name, ':') ? X509_check_ip_asc(leaf, name, 0) != 1
+				      : X509_check_host(leaf, name, 0, 0, NULL) != 1)
+			w->failures++;
+		SSL_CTX_free(ctx);
+	}
+	return NULL;
+}
+
+/* Four threads over six names in a cache of four: every ctx is the name's. */
+static void test_cache_threads(void **state)
+{
+	struct fx *f = *state;
+	struct worker w[4];
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){.cache = f->cache, .seed = (unsigned)i + 1};
+		assert_int_equal(pthread_create(&t[i], NULL, worker_run, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(w[i].failures, 0);
+	}
 }
 
 static void test_key(void **state)
@@ -479,6 +576,9 @@ int main(void)
 		cmocka_unit_test(test_ca_generated),
 		cmocka_unit_test(test_leaves),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_leaf_fields),
+		cmocka_unit_test(test_leaf_replaced),
+		cmocka_unit_test(test_cache_threads),
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_load_pem),
 		cmocka_unit_test(test_handshake),

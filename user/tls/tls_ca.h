@@ -21,7 +21,8 @@ struct tls_ca;	/* a CA certificate and its private key */
  * An ephemeral CA: EC P-256 key, self-signed, CN "bpfbox sandbox CA <label>",
  * valid from now-1h for 1 day (or as lifetime_s gives), basicConstraints
  * critical CA:TRUE pathlen:0, keyUsage critical keyCertSign,cRLSign,
- * subjectKeyIdentifier. Negative errno.
+ * subjectKeyIdentifier. Negative errno (-EINVAL: a label that is not
+ * printable ASCII).
  */
 int tls_ca_generate(const char *label, unsigned lifetime_s, struct tls_ca **out);
 

@@ -49,12 +49,10 @@ int tls_leaf_key(const char *name, char *out, size_t cap)
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i] >= 'A' && name[i] <= 'Z' ? (char)(name[i] - 'A' + 'a') : name[i];
 
+		/* name[len] is the dropped trailing dot, if any: "a.." has an empty label. */
 		if (!name_byte(c) || (c == '.' && name[i + 1] == '.'))
 			return -EINVAL;
 	}
-	/* A trailing dot was dropped above; one left means "a.." or "a.b..". */
-	if (name[len - 1] == '.')
-		return -EINVAL;
 	if (len >= cap)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i < len; i++)
