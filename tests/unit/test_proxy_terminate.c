@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -189,6 +190,7 @@ static struct ev_copy last_event(struct fixture *f, size_t before)
 
 static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 {
+	/* The refusing fixture also asks Host to match on plain HTTP. */
 	static const char *const strip[] = { "x-secret" };
 	struct proxy_config cfg = {
 		.decide = decide,
@@ -198,7 +200,8 @@ static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 		.idle_timeout_ms = 3000,
 		.resolve = resolve,
 		.tls = &f->tls,
-		.rules = { .refuse_opaque_tunnels = refuse_opaque, .strip_response_headers = strip,
+		.rules = { .refuse_opaque_tunnels = refuse_opaque, .require_host_match = refuse_opaque,
+			   .strip_response_headers = strip,
 			   .n_strip_response_headers = 1 },
 	};
 
@@ -537,6 +540,46 @@ static void test_opaque_tunnel_refused(void **state)
 	assert_non_null(strstr(answer, "HTTP/1.1 200 OK"));
 }
 
+/* A plain request: the proxy's answer, read to EOF. */
+static void plain_request(struct fixture *f, const char *head, char *out, size_t cap)
+{
+	int fd = proxy_socket(f);
+	size_t len = 0;
+	ssize_t n;
+
+	assert_true(send(fd, head, strlen(head), 0) > 0);
+	while (len + 1 < cap && (n = recv(fd, out + len, cap - 1 - len, 0)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(fd);
+}
+
+static void test_plain_request_rules(void **state)
+{
+	struct fixture *f = *state;
+	char head[256], out[1024];
+
+	/* userinfo: where URL parsers disagree on the host; never forwarded */
+	snprintf(head, sizeof(head), "GET http://up.test@blocked.test:%u/u HTTP/1.1\r\nHost: up.test\r\n\r\n",
+		 f->up_port);
+	plain_request(f, head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 400 "));
+	assert_non_null(strstr(out, "X-Proxy-Error: ambiguous-request-target"));
+	/* requireHostMatch: Host names another server than the URL */
+	snprintf(head, sizeof(head), "GET http://up.test:%u/h HTTP/1.1\r\nHost: blocked.test\r\n\r\n", f->up_port);
+	plain_request(f, head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 421 "));
+	assert_non_null(strstr(out, "X-Proxy-Error: host-mismatch"));
+	/* TRACE is refused on plain HTTP too */
+	snprintf(head, sizeof(head), "TRACE http://up.test:%u/t HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", f->up_port,
+		 f->up_port);
+	plain_request(f, head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 405 "));
+	assert_false(server_saw(f, "/u "));
+	assert_false(server_saw(f, "/h "));
+	assert_false(server_saw(f, "/t "));
+}
+
 static void test_max_tunnels(void **state)
 {
 	struct fixture *f = *state;
@@ -575,8 +618,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sni_must_name_the_tunnel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_excluded_is_tunnelled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_opaque_tunnel_refused, setup_opaque_refused, teardown),
+		cmocka_unit_test_setup_teardown(test_plain_request_rules, setup_opaque_refused, teardown),
 		cmocka_unit_test_setup_teardown(test_max_tunnels, setup_one_tunnel, teardown),
 	};
 
+	/* A client writing into a connection the proxy refused must see EPIPE, not die. */
+	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -138,6 +139,18 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 
 	c->proto = PP_HTTP;
 	rc = proxy_parse_absolute_url(req->target, &url);
+	if (rc == -EBADMSG && req->target.n > 7 && !strncasecmp(req->target.p, "http://", 7)) {
+		/*
+		 * srt's ambiguousRequestTarget: an authority two parsers could read
+		 * differently (userinfo, a malformed host or port) is never forwarded,
+		 * whichever way the policy asks; a path is sent as spelled, decisions
+		 * never read it.
+		 */
+		snprintf(c->host, sizeof(c->host), "%.*s", (int)req->target.n, req->target.p);
+		proxy_reply_http(c, 400, "Bad Request", "ambiguous-request-target", "Bad Request",
+				 "ambiguous request target");
+		return;
+	}
 	if (rc) {
 		snprintf(c->host, sizeof(c->host), "%.*s", (int)req->target.n, req->target.p);
 		reply_bad_request(c, rc == -EPROTONOSUPPORT ? "unsupported URL scheme" :

@@ -30,7 +30,7 @@ static uint32_t spec_flags(enum fs_rule_kind kind)
 int sandbox_run_build_specs(struct sandbox_run *r)
 {
 	const struct policy *p = r->policy;
-	size_t cap = p->n_fs_rules + p->n_allow_unix_sockets + 3, n = 0;
+	size_t cap = p->n_fs_rules + p->n_allow_unix_sockets + 4, n = 0;
 
 	r->specs = calloc(cap, sizeof(*r->specs));
 	r->spec_paths = calloc(cap, sizeof(*r->spec_paths));
@@ -50,6 +50,13 @@ int sandbox_run_build_specs(struct sandbox_run *r)
 		r->specs[n] = (struct rule_spec){ p->fs_rules[i].path, spec_flags(p->fs_rules[i].kind), (uint32_t)n,
 						  layer, p->fs_rules[i].no_links };
 		r->rule_names[n] = p->fs_rules[i].name;
+		n++;
+	}
+	/* srt's rule: the CA certificate may be read inside, its key may not, whatever the lists say. */
+	if (p->tls.enabled && p->tls.ca_key_path && !p->fs_disabled) {
+		r->specs[n] = (struct rule_spec){ p->tls.ca_key_path, spec_flags(FS_DENY_READ), (uint32_t)n,
+						  p->has_ceiling ? RULE_LAYER_BOTH : RULE_LAYER_OWN, false };
+		r->rule_names[n] = "implicit:denyRead:tlsTerminate.caKeyPath";
 		n++;
 	}
 	r->tmpdir_spec = n;
