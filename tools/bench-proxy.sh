@@ -3,7 +3,7 @@
 # direct loopback connection and against tinyproxy, measured inside the test
 # VM (the proxy only runs under `bpfbox exec`, which needs BPF-LSM).
 #
-#   tools/bench-proxy.sh [--kernel 6.1|6.12] [--size MIB] [--seconds S] [--only transparent]
+#   tools/bench-proxy.sh [--kernel 6.1|6.12] [--size MIB] [--seconds S] [--only transparent|tls]
 #   tools/bench-proxy.sh --in-vm ...     (what the VM runs; also usable there directly)
 #
 # Prints one JSON object on stdout (everything else goes to stderr):
@@ -16,8 +16,14 @@
 #                     connections_per_s {direct, explicit, transparent},
 #                     dns_answer_ms {upstream, sandbox} (dnsmasq asked directly, and
 #                     through the sandbox's resolver), with ratios
+#   tls               TLS termination against the same HTTPS tunnelled:
+#                     throughput_mib_s {tunnelled, terminated},
+#                     handshakes_per_s {tunnelled_1, terminated_1, tunnelled_32,
+#                     terminated_32} (a fresh CONNECT and handshake per request), ratios
 # Throughput is the best of three downloads of SIZE MiB; the client is curl.
-# --only transparent runs that part alone (the reduced run in docs/benchmarks.md).
+# --only transparent runs that part alone (the reduced run in docs/benchmarks.md);
+# --only tls runs the TLS termination rows alone (terminated against tunnelled
+# HTTPS: throughput, handshakes per second with 1 and 32 clients).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +35,7 @@ while [ $# -gt 0 ]; do
 	--seconds) seconds=$2; shift ;;
 	--in-vm) in_vm=true ;;
 	--only) only=$2; shift ;;
-	*) echo "usage: $0 [--kernel 6.1|6.12] [--size MIB] [--seconds S] [--only transparent] [--in-vm]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--kernel 6.1|6.12] [--size MIB] [--seconds S] [--only transparent|tls] [--in-vm]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -118,6 +124,62 @@ JSON
 	printf '"dns_sandbox_vs_upstream":%s}}' "$(ratio "$qs" "$qu")"
 }
 
+# TLS termination (network.tlsTerminate) against the same HTTPS source tunnelled:
+# an HTTPS source on loopback with a certificate for 127.0.0.1 from a throwaway
+# CA; the tunnelled client trusts that CA, the terminated one the sandbox's
+# bundle (the proxy trusts the CA through extraCaCertPaths). Prints the "tls"
+# JSON object.
+tls_rows() {
+	local src=127.0.0.1:18443 d=$tmp/tls tt tm h1 m1 h32 m32
+	mkdir -p "$d"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=bench-ca \
+		-keyout "$d/ca.key" -out "$d/ca.pem" 2>>"$tmp/err" &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+			-keyout "$d/srv.key" -out "$d/srv.csr" 2>>"$tmp/err" &&
+		printf 'subjectAltName=IP:127.0.0.1\n' >"$d/ext.cnf" &&
+		openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial -days 2 \
+			-extfile "$d/ext.cnf" -out "$d/srv.pem" 2>>"$tmp/err" || return 1
+	python3 "$helper" serve-tls "${src#*:}" "$d/srv.pem" "$d/srv.key" >"$tmp/tlssrc.out" 2>>"$tmp/err" &
+	pids+=($!)
+	for _ in $(seq 300); do
+		grep -q ready "$tmp/tlssrc.out" && break
+		sleep 0.1
+	done
+	cat >"$d/tunnel.json" <<JSON
+{ "network": { "allowedDomains": ["$src"], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
+JSON
+	cat >"$d/term.json" <<JSON
+{ "network": { "allowedDomains": ["$src"], "deniedDomains": [],
+               "tlsTerminate": { "extraCaCertPaths": ["$d/ca.pem"] } },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
+JSON
+	pboxed() { "$bpfbox" exec --policy "$1" --log-file "$tmp/tlslog" -- bash -c "$2" bench "${@:3}"; }
+	tunnel() { pboxed "$d/tunnel.json" "$@"; }
+	term() { pboxed "$d/term.json" "$@"; }
+	echo "bench-proxy: tls" >&2
+	# shellcheck disable=SC2016 # expanded in the sandbox
+	tt=$(best_of tunnel 'curl -sS -o /dev/null -w "%{speed_download}" --max-time 120 --cacert "$2" -x "http://$BPFBOX_PROXY" "$1"' \
+		"https://$src/$bytes" "$d/ca.pem")
+	# shellcheck disable=SC2016
+	tm=$(best_of term 'curl -sS -o /dev/null -w "%{speed_download}" --max-time 120 -x "http://$BPFBOX_PROXY" "$1"' \
+		"https://$src/$bytes")
+	# shellcheck disable=SC2016
+	h1=$(tunnel 'python3 "$1" rate-tls "$2" "$3" "$BPFBOX_PROXY" "$4" 1' "$helper" "https://$src/16" "$seconds" "$d/ca.pem")
+	# shellcheck disable=SC2016
+	m1=$(term 'python3 "$1" rate-tls "$2" "$3" "$BPFBOX_PROXY" "$SSL_CERT_FILE" 1' "$helper" "https://$src/16" "$seconds")
+	# shellcheck disable=SC2016
+	h32=$(tunnel 'python3 "$1" rate-tls "$2" "$3" "$BPFBOX_PROXY" "$4" 32' "$helper" "https://$src/16" "$seconds" "$d/ca.pem")
+	# shellcheck disable=SC2016
+	m32=$(term 'python3 "$1" rate-tls "$2" "$3" "$BPFBOX_PROXY" "$SSL_CERT_FILE" 32' "$helper" "https://$src/16" "$seconds")
+	printf '{"throughput_mib_s":{"tunnelled":%s,"terminated":%s},' "$tt" "$tm"
+	printf '"handshakes_per_s":{"tunnelled_1":%s,"terminated_1":%s,"tunnelled_32":%s,"terminated_32":%s},' \
+		"${h1:-null}" "${m1:-null}" "${h32:-null}" "${m32:-null}"
+	printf '"ratios":{"throughput_terminated_vs_tunnelled":%s,"handshakes_1_terminated_vs_tunnelled":%s,' \
+		"$(ratio "$tm" "$tt")" "$(ratio "${m1:-0}" "${h1:-0}")"
+	printf '"handshakes_32_terminated_vs_tunnelled":%s}}' "$(ratio "${m32:-0}" "${h32:-0}")"
+}
+
 # best_of CMD...: the highest of three speed_download values (bytes/s) printed by curl.
 best_of() {
 	local best=0 v
@@ -138,6 +200,12 @@ emit() {
 	fi
 }
 
+if [ "$only" = tls ]; then
+	tls_rows >"$tmp/tls.json" || { echo "bench-proxy: the TLS setup failed: $(tail -n 3 "$tmp/err" 2>/dev/null)" >&2; exit 1; }
+	emit "$(printf '{"bench":"proxy","kernel":"%s","size_mib":%s,"seconds":%s,"reduced":true,"tls":%s}' \
+		"$(uname -r)" "$size" "$seconds" "$(cat "$tmp/tls.json")")"
+	exit 0
+fi
 if [ "$only" = transparent ]; then
 	transparent >"$tmp/t.json" || { echo "bench-proxy: the transparent setup failed: $(tail -n 3 "$tmp/err" 2>/dev/null)" >&2; exit 1; }
 	emit "$(printf '{"bench":"proxy","kernel":"%s","size_mib":%s,"seconds":%s,"reduced":true,"transparent":%s}' \
@@ -205,5 +273,7 @@ result+=$(printf '"throughput_connect_vs_tinyproxy":%s,"throughput_http_vs_tinyp
 result+=$(printf '"connections_vs_direct":%s,"connections_vs_tinyproxy":%s},' \
 	"$(ratio "$br" "$direct_rate")" "$(ratio "$br" "$tp_rate")")
 transparent >"$tmp/t.json" || echo null >"$tmp/t.json"
-result+=$(printf '"transparent":%s}' "$(cat "$tmp/t.json")")
+result+=$(printf '"transparent":%s,' "$(cat "$tmp/t.json")")
+tls_rows >"$tmp/tls.json" || echo null >"$tmp/tls.json"
+result+=$(printf '"tls":%s}' "$(cat "$tmp/tls.json")")
 emit "$result"

@@ -10,8 +10,8 @@
 
 #include "policy_json.h"
 
-static const char MASK_NOTE[] = "credential masking needs TLS interception, "
-	"which bpfbox does not implement";
+static const char MASK_NOTE[] = "credential masking (putting the real value back in requests to its hosts) "
+	"is not built yet: use \"deny\", or keep the variable out of the sandbox";
 
 static const struct key_spec cred_keys[] = {
 	{ "envVars", KEY_KNOWN, NULL },
