@@ -71,6 +71,24 @@ struct fixture {
 
 /* ---- the upstream TLS server ---- */
 
+#define BIG_BODY (32u << 20)
+
+/* A large answer, written until the reader stops taking it (blocked, or gone). */
+static void send_big(SSL *ssl)
+{
+	static char chunk[65536];
+	char head[128];
+	size_t sent = 0;
+
+	snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n", BIG_BODY);
+	if (SSL_write(ssl, head, (int)strlen(head)) <= 0)
+		return;
+	memset(chunk, 'x', sizeof(chunk));
+	while (sent < BIG_BODY && SSL_write(ssl, chunk, sizeof(chunk)) > 0)
+		sent += sizeof(chunk);
+	ERR_clear_error();
+}
+
 static void *server_main(void *arg)
 {
 	struct fixture *f = arg;
@@ -105,7 +123,9 @@ static void *server_main(void *arg)
 			pthread_mutex_lock(&f->lock);
 			strncat(f->seen, buf, sizeof(f->seen) - strlen(f->seen) - 1);
 			pthread_mutex_unlock(&f->lock);
-			if (len) {
+			if (len && strstr(buf, "GET /big ")) {
+				send_big(ssl);
+			} else if (len) {
 				static const char resp[] = "HTTP/1.1 200 OK\r\nX-Secret: s3cret\r\nX-Keep: 1\r\n"
 							   "Content-Length: 5\r\n\r\nhello";
 
@@ -607,6 +627,93 @@ static void test_max_tunnels(void **state)
 	assert_true(refused);
 }
 
+/* A second request in the same TLS connection is neither forwarded nor answered as if decided. */
+static void test_pipelined_request_not_forwarded(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048], fmt[256];
+	size_t before = f->nev;
+
+	snprintf(fmt, sizeof(fmt), "%s%s", "GET /first HTTP/1.1\r\nHost: up.test:%1$u\r\n\r\n",
+		 "GET /second HTTP/1.1\r\nHost: wrong.test:%1$u\r\n\r\n");
+	terminated_request(f, "up.test", fmt, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_null(strstr(out + 1, "HTTP/1.1 "));
+	assert_true(server_saw(f, "GET /first "));
+	assert_false(server_saw(f, "GET /second "));
+	assert_int_equal(last_event(f, before).status, 200);
+}
+
+/* Host in another spelling of the tunnel's name (case, trailing dot) is the tunnel's. */
+static void test_host_spellings(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+
+	terminated_request(f, "up.test", "GET /upper HTTP/1.1\r\nHost: UP.Test:%u\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "GET /upper "));
+	terminated_request(f, "up.test", "GET /dot HTTP/1.1\r\nHost: up.test.:%u\r\n\r\n", out, sizeof(out));
+	assert_true(strstr(out, "HTTP/1.1 200 OK") || strstr(out, "HTTP/1.1 421 "));
+	/* another name with the same port is never forwarded */
+	terminated_request(f, "up.test", "GET /other HTTP/1.1\r\nHost: up.test.evil:%u\r\n\r\n", out,
+			   sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 421 "));
+	assert_false(server_saw(f, "GET /other "));
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long rss_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *fp = fopen("/proc/self/status", "r");
+
+	while (fp && fgets(line, sizeof(line), fp))
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	if (fp)
+		fclose(fp);
+	return kb;
+}
+
+/*
+ * A client that asks for a large answer and then reads nothing: the proxy
+ * must neither take the whole answer into memory (backpressure reaches the
+ * server) nor spin while it waits for the client; the idle timeout ends it.
+ */
+static void test_client_that_never_reads(void **state)
+{
+	struct fixture *f = *state;
+	char answer[256], head[128];
+	int fd = connect_to(f, "up.test", answer, sizeof(answer));
+	SSL *ssl = handshake(f->client_ctx, fd, "up.test", "up.test");
+	int rcv = 4096;
+	long rss = rss_kb();
+	double cpu;
+
+	assert_non_null(ssl);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	snprintf(head, sizeof(head), "GET /big HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", f->up_port);
+	assert_true(SSL_write(ssl, head, (int)strlen(head)) > 0);
+	usleep(500000);
+	cpu = cpu_seconds();
+	usleep(1000000);
+	/* a thread spinning on poll would have used about the whole second */
+	assert_true(cpu_seconds() - cpu < 0.3);
+	/* the answer waits in socket buffers and the server, not in the proxy's memory */
+	assert_true(rss_kb() - rss < (long)(BIG_BODY / 1024 / 2));
+	SSL_free(ssl);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -620,6 +727,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_opaque_tunnel_refused, setup_opaque_refused, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_request_rules, setup_opaque_refused, teardown),
 		cmocka_unit_test_setup_teardown(test_max_tunnels, setup_one_tunnel, teardown),
+		cmocka_unit_test_setup_teardown(test_client_that_never_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_request_not_forwarded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_spellings, setup, teardown),
 	};
 
 	/* A client writing into a connection the proxy refused must see EPIPE, not die. */

@@ -104,12 +104,32 @@ static bool out_pending(struct bridge *b)
 	return b->out_off < b->out_len || BIO_ctrl_pending(b->wbio);
 }
 
+/*
+ * More plaintext is taken from the plain end only once OpenSSL's output
+ * went on toward the socket: the memory BIO has no bound, and a peer that
+ * stops reading must stop the proxy's writes, not grow the bridge's memory.
+ */
+static bool plain_wanted(struct bridge *b)
+{
+	return !b->plain_eof && b->p2t_off == b->p2t_len && !BIO_ctrl_pending(b->wbio);
+}
+
+/*
+ * The socket is read while OpenSSL's input holds less than a full record
+ * or two: that bound, not the memory BIO's, is what holds a fast peer back
+ * when the plain end does not keep up.
+ */
+static bool tls_wanted(struct bridge *b)
+{
+	return !b->tcp_eof && BIO_ctrl_pending(b->rbio) < 2 * BUF;
+}
+
 /* Reads what the socket has into OpenSSL's input. -1 on a socket error. */
 static int fill_in(struct bridge *b)
 {
 	unsigned char tmp[BUF];
 
-	while (!b->tcp_eof) {
+	while (tls_wanted(b)) {
 		ssize_t n = recv(b->tfd, tmp, sizeof(tmp), 0);
 
 		if (n > 0) {
@@ -139,15 +159,20 @@ static bool wait_io(struct bridge *b, bool relay, unsigned long long deadline)
 
 	if (now >= deadline)
 		return false;
-	if (!b->tcp_eof)
+	if (tls_wanted(b))
 		pf[0].events |= POLLIN;
 	if (out_pending(b) || b->preface_len)
 		pf[0].events |= POLLOUT;
-	if (relay && !b->plain_eof && b->p2t_off == b->p2t_len)
+	if (relay && plain_wanted(b))
 		pf[1].events |= POLLIN;
 	if (relay && b->t2p_off < b->t2p_len)
 		pf[1].events |= POLLOUT;
-	if (!relay)
+	/*
+	 * A plain end that is closed says POLLHUP at once, whatever was asked:
+	 * it is left out while that says nothing (the socket is still being
+	 * written), or the wait would spin until the peer reads.
+	 */
+	if (!relay || (!pf[1].events && out_pending(b)))
 		pf[1].fd = -1;
 	do
 		r = poll(pf, 2, (int)(deadline - now));
@@ -293,7 +318,7 @@ static int tls_to_plain(struct bridge *b)
 /* Plaintext from the plain end, into TLS. -1: TLS failed or the socket is gone. */
 static int plain_to_tls(struct bridge *b)
 {
-	if (!b->plain_eof && b->p2t_off == b->p2t_len) {
+	if (plain_wanted(b)) {
 		ssize_t n = recv(b->pfd, b->p2t, sizeof(b->p2t), 0);
 
 		if (n > 0) {
