@@ -662,6 +662,91 @@ static void test_host_spellings(void **state)
 	assert_false(server_saw(f, "GET /other "));
 }
 
+/* A client that never begins its TLS holds its maxTunnels slot only until the handshake times out. */
+static void test_unfinished_handshake_frees_its_slot(void **state)
+{
+	struct fixture *f = *state;
+	char answer[512];
+	size_t before = f->nev;
+	int held = connect_to(f, "up.test", answer, sizeof(answer)), fd;
+	bool let_in = false, timed_out = false;
+
+	assert_non_null(strstr(answer, " 200 "));
+	for (int i = 0; i < 40 && !let_in; i++) {
+		usleep(200000);
+		fd = connect_to(f, "up.test", answer, sizeof(answer));
+		close(fd);
+		let_in = strstr(answer, " 200 ") != NULL;
+	}
+	assert_true(let_in);
+	/* the held one was closed and said why */
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = before; i < f->nev; i++)
+		if (strstr(f->ev[i].error, "timed out"))
+			timed_out = true;
+	pthread_mutex_unlock(&f->lock);
+	assert_true(timed_out);
+	close(held);
+}
+
+/* Smuggling inside TLS: both framings, or an h2 preface, go nowhere. */
+static void test_smuggling_refused(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+	size_t before = f->nev;
+
+	terminated_request(f, "up.test",
+			   "POST /clte HTTP/1.1\r\nHost: up.test:%u\r\nContent-Length: 44\r\n"
+			   "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+			   out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 400 "));
+	assert_false(server_saw(f, "/clte"));
+	assert_false(server_saw(f, "/smuggled"));
+	assert_int_equal(last_event(f, before).status, 400);
+	before = f->nev;
+	terminated_request(f, "up.test", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n%.0u", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 4"));
+	assert_false(server_saw(f, "PRI "));
+	assert_true(last_event(f, before).status >= 400);
+}
+
+/* An IP literal tunnel, [::1]: no SNI, a leaf for the address, Host in brackets, decided as ::1. */
+static void ip_literal_request(struct fixture *f, const char *host, char *out, size_t cap)
+{
+	char answer[256], head[128];
+	int fd = connect_to(f, "[::1]", answer, sizeof(answer));
+	SSL *ssl = SSL_new(f->client_ctx);
+
+	assert_non_null(strstr(answer, " 200 "));
+	SSL_set_fd(ssl, fd);
+	X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "::1");
+	assert_int_equal(SSL_connect(ssl), 1);
+	snprintf(head, sizeof(head), "GET /v6 HTTP/1.1\r\nHost: %s:%u\r\n\r\n", host, f->up_port);
+	request(ssl, head, out, cap);
+	SSL_free(ssl);
+	close(fd);
+}
+
+static void test_ip_literal_tunnel(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	/* The server listens on 127.0.0.1 only: ::1 was dialled, and refused. */
+	ip_literal_request(f, "[::1]", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 502 "));
+	e = last_event(f, before);
+	assert_string_equal(e.host, "::1");
+	assert_string_equal(e.tls, "terminated");
+	before = f->nev;
+	ip_literal_request(f, "[::2]", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 421 "));
+	assert_int_equal(last_event(f, before).status, 421);
+}
+
 static double cpu_seconds(void)
 {
 	struct timespec ts;
@@ -730,6 +815,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_that_never_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_request_not_forwarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_spellings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ip_literal_tunnel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_smuggling_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unfinished_handshake_frees_its_slot, setup_one_tunnel, teardown),
 	};
 
 	/* A client writing into a connection the proxy refused must see EPIPE, not die. */
