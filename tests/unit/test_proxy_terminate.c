@@ -747,6 +747,52 @@ static void test_ip_literal_tunnel(void **state)
 	assert_int_equal(last_event(f, before).status, 421);
 }
 
+/* The client ends its sending (close_notify, then a TCP half-close) and still reads the answer. */
+static void test_half_close_after_request(void **state)
+{
+	struct fixture *f = *state;
+	char answer[256], head[128], out[2048];
+	int fd = connect_to(f, "up.test", answer, sizeof(answer)), n;
+	SSL *ssl = handshake(f->client_ctx, fd, "up.test", "up.test");
+	size_t len = 0, before = f->nev;
+
+	assert_non_null(ssl);
+	snprintf(head, sizeof(head), "GET /half HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", f->up_port);
+	assert_true(SSL_write(ssl, head, (int)strlen(head)) > 0);
+	SSL_shutdown(ssl);
+	shutdown(fd, SHUT_WR);
+	while (len + 1 < sizeof(out) && (n = SSL_read(ssl, out + len, (int)(sizeof(out) - 1 - len))) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	ERR_clear_error();
+	SSL_free(ssl);
+	close(fd);
+	assert_true(server_saw(f, "GET /half "));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_int_equal(last_event(f, before).status, 200);
+}
+
+/* A client that keeps its TLS open and says nothing is closed at the idle timeout, and the event says so. */
+static void test_silent_client_times_out(void **state)
+{
+	struct fixture *f = *state;
+	char answer[256], b;
+	int fd = connect_to(f, "up.test", answer, sizeof(answer));
+	SSL *ssl = handshake(f->client_ctx, fd, "up.test", "up.test");
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	assert_non_null(ssl);
+	/* the proxy ends it: the read sees the end before the client's own timeout */
+	assert_true(SSL_read(ssl, &b, 1) <= 0);
+	ERR_clear_error();
+	e = last_event(f, before);
+	assert_string_equal(e.tls, "terminated");
+	assert_non_null(strstr(e.error, "idle"));
+	SSL_free(ssl);
+	close(fd);
+}
+
 static double cpu_seconds(void)
 {
 	struct timespec ts;
@@ -815,6 +861,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_that_never_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_request_not_forwarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_spellings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_client_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_close_after_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ip_literal_tunnel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smuggling_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unfinished_handshake_frees_its_slot, setup_one_tunnel, teardown),

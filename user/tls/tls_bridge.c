@@ -370,8 +370,12 @@ static void relay(struct bridge *b)
 		/* A record was read: read again before waiting, what OpenSSL holds makes no poll event. */
 		if (got && b->t2p_off == b->t2p_len)
 			continue;
-		if (!wait_io(b, true, deadline))
+		if (!wait_io(b, true, deadline)) {
+			/* The proxy sees only an end: the reason goes with it, not "closed". */
+			snprintf(b->st->error, sizeof(b->st->error), "TLS connection idle for %u ms", b->idle_ms);
+			atomic_store(&b->st->state, TLS_BRIDGE_FAILED);
 			return;
+		}
 		deadline = now_ms() + b->idle_ms;
 	}
 }
