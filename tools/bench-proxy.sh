@@ -154,7 +154,11 @@ JSON
                "tlsTerminate": { "extraCaCertPaths": ["$d/ca.pem"] } },
   "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
 JSON
-	pboxed() { "$bpfbox" exec --policy "$1" --log-file "$tmp/tlslog" -- bash -c "$2" bench "${@:3}"; }
+	# NO_PROXY names loopback, where the source is: the client must still use the proxy.
+	pboxed() {
+		"$bpfbox" exec --policy "$1" --log-file "$tmp/tlslog" -- \
+			env -u NO_PROXY -u no_proxy bash -c "$2" bench "${@:3}"
+	}
 	tunnel() { pboxed "$d/tunnel.json" "$@"; }
 	term() { pboxed "$d/term.json" "$@"; }
 	echo "bench-proxy: tls" >&2

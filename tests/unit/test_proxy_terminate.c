@@ -845,10 +845,40 @@ static void test_client_that_never_reads(void **state)
 	close(fd);
 }
 
+/* A large answer arrives whole: records OpenSSL holds after a full plain end are not forgotten. */
+static void test_large_answer_arrives_whole(void **state)
+{
+	struct fixture *f = *state;
+	char answer[256], head[256];
+	static char buf[1 << 16];
+	int fd = connect_to(f, "up.test", answer, sizeof(answer));
+	SSL *ssl = handshake(f->client_ctx, fd, "up.test", "up.test");
+	size_t total = 0, body_at = 0;
+	int n;
+
+	assert_non_null(ssl);
+	snprintf(head, sizeof(head), "GET /big HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", f->up_port);
+	assert_true(SSL_write(ssl, head, (int)strlen(head)) > 0);
+	while ((n = SSL_read(ssl, buf, sizeof(buf))) > 0) {
+		if (!body_at) {
+			char *e = memmem(buf, (size_t)n, "\r\n\r\n", 4);
+
+			assert_non_null(e);
+			body_at = total + (size_t)(e + 4 - buf);
+		}
+		total += (size_t)n;
+	}
+	ERR_clear_error();
+	assert_int_equal(total - body_at, BIG_BODY);
+	SSL_free(ssl);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_terminated_request_reaches_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_answer_arrives_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fronting_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_and_absolute_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_upstream_name_is_502, setup, teardown),

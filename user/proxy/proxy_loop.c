@@ -176,7 +176,7 @@ static bool evict_waiting(struct proxy *p)
 	struct proxy_conn *c, *oldest = NULL;
 
 	for (c = p->conns; c; c = c->next)
-		if (c->st <= PS_SOCKS4)
+		if (c->st <= PS_THEAD)	/* waiting for a request: SOCKS, a transparent first byte, a terminated head */
 			oldest = c;
 	if (!oldest)
 		return false;

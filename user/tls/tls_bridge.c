@@ -272,11 +272,13 @@ static int handshake(struct bridge *b)
 }
 
 /*
- * Plaintext out of TLS, toward the plain end. 1 when a record was read
- * (OpenSSL may hold more, and poll would not say so), 0, -1: TLS failed.
+ * Plaintext out of TLS, toward the plain end. 1 when a record was read or
+ * a held one went out (OpenSSL may hold more, and poll would not say so),
+ * 0, -1: TLS failed.
  */
 static int tls_to_plain(struct bridge *b)
 {
+	bool held = b->t2p_off < b->t2p_len;
 	int got = 0;
 
 	while (!b->tls_eof && b->t2p_off == b->t2p_len) {
@@ -312,6 +314,9 @@ static int tls_to_plain(struct bridge *b)
 		shutdown(b->pfd, SHUT_WR);
 		b->plain_shut = true;
 	}
+	/* A held record went out: OpenSSL may hold the next, which no poll would announce. */
+	if (held && b->t2p_off == b->t2p_len)
+		got = 1;
 	return got;
 }
 
