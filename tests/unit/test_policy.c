@@ -345,8 +345,6 @@ static void refused(const char *json, const char *path, const char *needle)
 static void test_refused_fields(void **state)
 {
 	/* tlsTerminate and the other request-level settings: test_policy_tls.c */
-	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": [\"a.example\"]}"),
-		"network.mitmProxy", "upstream MITM proxy");
 	refused(NET_WITH("\"parentProxy\": {\"http\": \"http://p.example:3128\"}"),
 		"network.parentProxy", "bpfbox.network.parentProxy");
 	refused(NET_WITH("\"filterRequest\": \"fn\""), "network.filterRequest", "not supported");

@@ -224,7 +224,7 @@ static const struct bad bad_files[] = {
 	{ "tls-terminate.json", { "network.tlsTerminate.caKeyPath", "network.tlsTerminate.maxTunnels",
 				  "network.tlsTerminate.excludeDomains[0]", "network.stripResponseHeaders[0]",
 				  "network.ambiguousRequestTarget" } },
-	{ "mitm-proxy.json", { "network.mitmProxy" } },
+	{ "mitm-proxy.json", { "network.mitmProxy.domains" } },
 	{ "mitm-and-tls.json", { "network.mitmProxy" } },
 	{ "parent-proxy.json", { "network.parentProxy" } },
 	{ "write-glob.json", { "filesystem.denyRead[0]", "filesystem.allowWrite[0]",

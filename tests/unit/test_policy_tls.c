@@ -212,8 +212,6 @@ static void test_still_refused(void **state)
 {
 	struct policy *p;
 
-	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": [\"a.example.com\"]}"),
-		"network.mitmProxy", "does not yet send names to an upstream MITM proxy");
 	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": [\"a.example.com\"]},"
 			 " \"tlsTerminate\": {}"), "network.mitmProxy", "exclusive");
 	refused(NET_WITH("\"filterRequest\": \"fn\""), "network.filterRequest", "library");
@@ -221,6 +219,52 @@ static void test_still_refused(void **state)
 	p = load_ok("test.json", NET_WITH("\"mitmProxy\": null, \"tlsTerminate\": {}"));
 	assert_true(p->tls.enabled);
 	policy_free(p);
+}
+
+/* network.mitmProxy: srt's shape, strict, made absolute, checked to fit a socket address. */
+static void test_mitm_proxy(void **state)
+{
+	char longpath[160];
+	char *json = NULL;
+	struct policy *p = load_ok("test.json", NET_WITH(
+		"\"mitmProxy\": {\"socketPath\": \"/run/mitm.sock\", \"domains\": [\"api.example.com\","
+		" \"*.corp.example.com\"]}"));
+
+	assert_true(p->mitm.enabled);
+	assert_string_equal(p->mitm.socket_path, "/run/mitm.sock");
+	assert_int_equal(p->mitm.n_domains, 2);
+	assert_true(policy_mitm_routes(p, "api.example.com", 443));
+	assert_true(policy_mitm_routes(p, "git.corp.example.com", 80));
+	assert_false(policy_mitm_routes(p, "corp.example.com", 443));
+	assert_false(policy_mitm_routes(p, "other.example.com", 443));
+	assert_false(p->tls.enabled);
+	policy_free(p);
+
+	/* Relative to the launch directory, as srt expands it. */
+	p = load_ok("test.json", NET_WITH("\"mitmProxy\": {\"socketPath\": \"run/m.sock\", \"domains\":"
+					  " [\"api.example.com\"]}"));
+	assert_string_equal(p->mitm.socket_path, CWD "/run/m.sock");
+	policy_free(p);
+
+	refused(NET_WITH("\"mitmProxy\": {\"domains\": [\"a.example.com\"]}"),
+		"network.mitmProxy.socketPath", "Required");
+	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"\", \"domains\": [\"a.example.com\"]}"),
+		"network.mitmProxy.socketPath", "empty");
+	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\"}"), "network.mitmProxy.domains", "Required");
+	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": []}"),
+		"network.mitmProxy.domains", "at least one");
+	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": [\"*\"]}"),
+		"network.mitmProxy.domains[0]", "invalid domain pattern");
+	refused(NET_WITH("\"mitmProxy\": {\"socketPath\": \"/s\", \"domains\": [\"a.example.com\"],"
+			 " \"socketpath\": \"/t\"}"), "network.mitmProxy.socketpath", "unknown key");
+	refused(NET_WITH("\"mitmProxy\": \"/s\""), "network.mitmProxy", "expected an object");
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[0] = '/';
+	longpath[sizeof(longpath) - 1] = 0;
+	assert_true(asprintf(&json, NET_WITH("\"mitmProxy\": {\"socketPath\": \"%s\", \"domains\":"
+					     " [\"a.example.com\"]}"), longpath) > 0);
+	refused(json, "network.mitmProxy.socketPath", "longer than a Unix socket address holds");
+	free(json);
 }
 
 static void test_terminates(void **state)
@@ -453,6 +497,63 @@ static void test_ceiling_limits(void **state)
 	done(&r);
 }
 
+#define MITM_A ", \"mitmProxy\": {\"socketPath\": \"/run/admin-mitm.sock\", \"domains\": [\"api.example.com\"]}"
+
+/* mitmProxy is the administrator's alone: root's proxy connects to the socket. */
+static void test_ceiling_mitm(void **state)
+{
+	struct run r;
+
+	/* The administrator's applies to every caller. */
+	apply(&r, MITM_A, "");
+	assert_true(r.eff->mitm.enabled);
+	assert_string_equal(r.eff->mitm.socket_path, "/run/admin-mitm.sock");
+	assert_true(policy_mitm_routes(r.eff, "api.example.com", 443));
+	assert_false(policy_mitm_routes(r.eff, "www.example.com", 443));
+	assert_int_equal(r.cuts.n, 0);
+	done(&r);
+
+	/* The same, written again by the caller: no cut. */
+	apply(&r, MITM_A, MITM_A);
+	assert_int_equal(r.cuts.n, 0);
+	done(&r);
+
+	/* A caller's own socket is never dialled by root. */
+	apply(&r, "", ", \"mitmProxy\": {\"socketPath\": \"/run/docker.sock\", \"domains\": [\"api.example.com\"]}");
+	assert_false(r.eff->mitm.enabled);
+	assert_false(policy_mitm_routes(r.eff, "api.example.com", 443));
+	want_cut(&r, "network.mitmProxy.socketPath", CUT("network.mitmProxy.socketPath",
+		 "\"/run/docker.sock\": only the administrator's policy names a MITM proxy (the daemon's "
+		 "proxy, root, would connect to it) (" ADMIN "); names are not sent to it"));
+	done(&r);
+
+	/* Another socket, or more names, under the administrator's: the administrator's holds. */
+	apply(&r, MITM_A, ", \"mitmProxy\": {\"socketPath\": \"/run/admin-mitm.sock\", \"domains\":"
+		  " [\"api.example.com\", \"www.example.com\"]}");
+	assert_true(r.eff->mitm.enabled);
+	assert_int_equal(r.eff->mitm.n_domains, 1);
+	assert_false(policy_mitm_routes(r.eff, "www.example.com", 443));
+	want_cut(&r, "network.mitmProxy.socketPath", CUT("network.mitmProxy.socketPath",
+		 "\"/run/admin-mitm.sock\": only the administrator's policy names a MITM proxy (the daemon's "
+		 "proxy, root, would connect to it) (" ADMIN "); the administrator's mitmProxy applies"));
+	done(&r);
+
+	/* Exclusive: a caller's termination would take those names away from the administrator's MITM proxy. */
+	apply(&r, MITM_A, ", \"tlsTerminate\": {}");
+	assert_false(r.eff->tls.enabled);
+	assert_true(r.eff->mitm.enabled);
+	want_cut(&r, "network.tlsTerminate", CUT("network.tlsTerminate:", "the administrator's policy sends "
+		 "names to its mitmProxy, which excludes tlsTerminate (" ADMIN "); TLS is not terminated"));
+	done(&r);
+
+	/* The administrator's termination and a caller's MITM proxy: termination, no MITM proxy. */
+	apply(&r, ", \"tlsTerminate\": {}", ", \"mitmProxy\": {\"socketPath\": \"/run/m.sock\", \"domains\":"
+		  " [\"api.example.com\"]}");
+	assert_true(r.eff->tls.enabled);
+	assert_false(r.eff->mitm.enabled);
+	done(&r);
+}
+
 static void test_ceiling_checks(void **state)
 {
 	static const struct {
@@ -517,12 +618,14 @@ int main(void)
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_still_refused),
+		cmocka_unit_test(test_mitm_proxy),
 		cmocka_unit_test(test_terminates),
 		cmocka_unit_test(test_show),
 		cmocka_unit_test(test_ceiling_ca),
 		cmocka_unit_test(test_ceiling_exclude),
 		cmocka_unit_test(test_ceiling_limits),
 		cmocka_unit_test(test_ceiling_checks),
+		cmocka_unit_test(test_ceiling_mitm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * Chaining to a parent proxy: the bytes bpfbox sends the parent (CONNECT
  * with Proxy-Authorization, SOCKS5 CONNECT by name or address, the
  * absolute-form rewrite of a forwarded request) and the parsers for what
- * the parent answers, including truncated and hostile answers.
+ * the parent answers, including truncated and hostile answers; mitmProxy's
+ * HTTP proxy on a Unix socket, used for the names it routes and no other.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,7 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -287,6 +290,117 @@ static void test_socks_parent_refuses(void **state)
 	run_socks_parent(true);
 }
 
+/* mitmProxy's proxy: one Unix socket, each connection's request line kept, answered by its kind. */
+struct fake_mitm {
+	int lfd;
+	pthread_t thread;
+	char lines[4][160];
+	int n;
+};
+
+static void *mitm_main(void *arg)
+{
+	struct fake_mitm *f = arg;
+
+	for (int i = 0; i < 4; i++) {
+		char b[1024] = { 0 };
+		size_t got = 0;
+		int fd = accept(f->lfd, NULL, NULL);
+		ssize_t n;
+
+		if (fd < 0)
+			return NULL;
+		while (got < sizeof(b) - 1 && !strstr(b, "\r\n\r\n")) {
+			if (!rd(fd, b + got, 1))
+				break;
+			got++;
+		}
+		*strchrnul(b, '\r') = 0;
+		snprintf(f->lines[f->n++], sizeof(f->lines[0]), "%s", b);
+		if (!strncmp(b, "CONNECT ", 8)) {
+			send(fd, "HTTP/1.1 200 OK\r\n\r\n", 19, 0);
+			while ((n = recv(fd, b, sizeof(b), 0)) > 0)
+				send(fd, b, (size_t)n, 0);
+		} else {
+			send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nmitm", 61, 0);
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static bool routes_mitm_test(void *ctx, const char *host, unsigned port)
+{
+	return !strcmp(host, "mitm.test");
+}
+
+static void test_mitm_unix(void **state)
+{
+	struct fake_mitm f = { 0 };
+	char dir[] = "/tmp/bpfbox-test-mitm-XXXXXX";
+	struct sockaddr_un *un;
+	struct proxy_parent mitm = { .kind = PROXY_PARENT_HTTP, .naddrs = 1, .shown = "unix:test" };
+	struct addr_guard g;
+	struct proxy_config cfg = { .decide = decide_all, .guard = &g, .mitm = &mitm,
+				    .mitm_routes = routes_mitm_test, .idle_timeout_ms = 3000 };
+	struct proxy *p;
+	unsigned short port;
+	char buf[256] = { 0 };
+	static const char conn[] = "CONNECT mitm.test:443 HTTP/1.1\r\nHost: mitm.test:443\r\n\r\n";
+	static const char get[] = "GET http://mitm.test/x HTTP/1.1\r\nHost: mitm.test\r\n\r\n";
+	static const char other[] = "GET http://other.invalid/ HTTP/1.1\r\nHost: other.invalid\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	un = (struct sockaddr_un *)&mitm.addrs[0];
+	un->sun_family = AF_UNIX;
+	snprintf(un->sun_path, sizeof(un->sun_path), "%s/mitm.sock", dir);
+	f.lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(f.lfd, (struct sockaddr *)un, sizeof(*un)), 0);
+	assert_int_equal(listen(f.lfd, 4), 0);
+	assert_int_equal(pthread_create(&f.thread, NULL, mitm_main, &f), 0);
+	addr_guard_init_empty(&g);
+	assert_int_equal(proxy_start(&cfg, &p, &port), 0);
+
+	/* A tunnel to a routed name: CONNECT on the socket, then bytes both ways. */
+	fd = connect_lo(port);
+	send(fd, conn, sizeof(conn) - 1, 0);
+	assert_true(rd(fd, buf, sizeof(ok) - 1));
+	assert_memory_equal(buf, ok, sizeof(ok) - 1);
+	send(fd, "ping", 4, 0);
+	assert_true(rd(fd, buf, 4));
+	assert_memory_equal(buf, "ping", 4);
+	close(fd);
+
+	/* Plain HTTP to a routed name: absolute-form, as to any HTTP proxy. */
+	fd = connect_lo(port);
+	send(fd, get, sizeof(get) - 1, 0);
+	memset(buf, 0, sizeof(buf));
+	assert_true(rd(fd, buf, 12));
+	assert_memory_equal(buf, "HTTP/1.1 200", 12);
+	close(fd);
+
+	/* Another name never reaches the socket (it is resolved, and .invalid fails: 502). */
+	fd = connect_lo(port);
+	send(fd, other, sizeof(other) - 1, 0);
+	assert_true(rd(fd, buf, 12));
+	assert_memory_equal(buf, "HTTP/1.1 502", 12);
+	close(fd);
+
+	proxy_stop(p);
+	shutdown(f.lfd, SHUT_RDWR);
+	close(f.lfd);
+	pthread_cancel(f.thread);
+	pthread_join(f.thread, NULL);
+	assert_int_equal(f.n, 2);
+	assert_string_equal(f.lines[0], "CONNECT mitm.test:443 HTTP/1.1");
+	assert_string_equal(f.lines[1], "GET http://mitm.test/x HTTP/1.1");
+	unlink(un->sun_path);
+	rmdir(dir);
+	addr_guard_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_local_hosts),
 		cmocka_unit_test(test_socks_parent),
 		cmocka_unit_test(test_socks_parent_refuses),
+		cmocka_unit_test(test_mitm_unix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

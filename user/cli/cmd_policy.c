@@ -378,7 +378,10 @@ static int explain_host(const struct policy *p, const char *target)
 	printf("\n");
 	explain_transparent(p, host, port, v);
 	/* Redacted: explain output ends up in tickets and chat. */
-	if (v == NET_ALLOW && p->parent.scheme)
+	if (v == NET_ALLOW && policy_mitm_routes(p, host, port))
+		printf("mitmProxy: sent to the proxy on unix:%s (HTTP CONNECT, or absolute-form for plain HTTP)\n",
+		       p->mitm.socket_path);
+	else if (v == NET_ALLOW && p->parent.scheme)
 		printf("parent proxy: reached through %s by name (%s), which resolves it\n", p->parent.shown,
 		       p->parent.scheme == PARENT_HTTP ? "HTTP CONNECT, or absolute-form for plain HTTP" : "SOCKS5 CONNECT");
 	if (p->audit && v != NET_ALLOW)

@@ -114,6 +114,7 @@ void policy_free(struct policy *p)
 	free(p->log_file);
 	policy_parent_free(&p->parent);
 	policy_tls_free(&p->tls);
+	policy_mitm_free(&p->mitm);
 	strv_free(p->strip_response_headers, p->n_strip_response_headers);
 	for (size_t i = 0; i < p->n_ignore; i++) {
 		free(p->ignore[i].command);

@@ -148,6 +148,19 @@ void policy_tls_free(struct policy_tls *t);
 /* "refuse", "asSpelled" or "normalize". */
 const char *policy_ambiguous_target_name(enum policy_ambiguous_target t);
 
+/*
+ * network.mitmProxy (policy_mitm.c): allowed names matching domains are sent
+ * to the HTTP proxy listening on socketPath (CONNECT, or absolute-form for
+ * plain HTTP) instead of being dialled; bpfbox still decides first.
+ */
+struct policy_mitm {
+	bool enabled;
+	char *socket_path;		/* absolute; fits a sockaddr_un */
+	struct domain_pattern *domains;	/* allowedDomains' grammar */
+	size_t n_domains;
+};
+void policy_mitm_free(struct policy_mitm *m);
+
 /* bpfbox.git.newRepositories: what becomes of a repository the sandbox makes (docs/git.md). */
 enum policy_git_new {
 	POLICY_GIT_STRICT, /* executing config keys logged at the end and removed (the default) */
@@ -182,6 +195,7 @@ struct policy {
 	int http_proxy_port;	/* external proxy ports, 0 = none (use bpfbox's proxy) */
 	int socks_proxy_port;
 	struct policy_tls tls;		/* network.tlsTerminate; enabled false = not given */
+	struct policy_mitm mitm;	/* network.mitmProxy; exclusive with tls */
 	/* srt's request-level settings (docs/policy.md), for the proxy's terminated and plain requests */
 	bool require_host_match;	/* Host must be the tunnel's name, else 421 */
 	bool refuse_opaque_tunnels;	/* a tunnel the proxy cannot inspect is refused */
@@ -383,6 +397,8 @@ unsigned policy_name_port(const struct policy *p, const char *canon_host);
  * host is allowed at all is policy_decide_host's to say, first.
  */
 bool policy_tls_terminates(const struct policy *p, const char *canonical_host, unsigned port);
+/* Does network.mitmProxy send this canonical host to its socket? */
+bool policy_mitm_routes(const struct policy *p, const char *canonical_host, unsigned port);
 
 /* Is a resolved address inside network.deniedResolvedAddresses? */
 bool policy_addr_denied(const struct policy *p, int family, const void *addr);

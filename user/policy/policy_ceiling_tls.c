@@ -7,6 +7,8 @@
  * caller may terminate with its own CA or an ephemeral one. The checks
  * (requireHostMatch, refuseOpaqueTunnels, the ambiguous-target handling,
  * stripped headers) take the stricter; allowPlaintextHeaderSet needs both.
+ * mitmProxy is the administrator's alone: the daemon's proxy runs as root,
+ * and a socket a caller names could be any root-only service speaking HTTP.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -144,6 +146,12 @@ static void ceiling_tls_terminate(struct ceiling *c)
 	const struct policy_tls *a = &c->admin->tls, *u = &c->caller->tls;
 	struct policy_tls *t = &c->p->tls;
 
+	if (!a->enabled && u->enabled && c->admin->mitm.enabled) {
+		/* Exclusive: terminated here, those names would no longer reach the administrator's MITM proxy. */
+		ceiling_cut(c, "network.tlsTerminate", NULL, "the administrator's policy sends names to its "
+			    "mitmProxy, which excludes tlsTerminate", "TLS is not terminated");
+		return;
+	}
 	if (!a->enabled || !u->enabled) {
 		/* One policy's own, or none: the caller's may use its own CA or an ephemeral one. */
 		copy_tls(c, a->enabled ? a : u);
@@ -169,6 +177,42 @@ static void ceiling_tls_terminate(struct ceiling *c)
 	t->handshake_timeout_given = u->handshake_timeout_given || a->handshake_timeout_given;
 }
 
+static bool same_domains(const struct policy_mitm *a, const struct policy_mitm *u)
+{
+	if (a->n_domains != u->n_domains)
+		return false;
+	for (size_t i = 0; i < a->n_domains; i++)
+		if (strcmp(a->domains[i].text, u->domains[i].text))
+			return false;
+	return true;
+}
+
+static void ceiling_mitm(struct ceiling *c)
+{
+	const struct policy_mitm *a = &c->admin->mitm, *u = &c->caller->mitm;
+	struct policy_mitm *m = &c->p->mitm;
+
+	if (a->enabled) {
+		m->enabled = true;
+		m->socket_path = ceiling_strdup(c, a->socket_path);
+		if (a->n_domains) {
+			m->domains = malloc(a->n_domains * sizeof(*m->domains));
+			if (!m->domains) {
+				c->oom = true;
+				return;
+			}
+			memcpy(m->domains, a->domains, a->n_domains * sizeof(*m->domains));
+			m->n_domains = a->n_domains;
+		}
+	}
+	if (!u->enabled || (a->enabled && !strcmp(a->socket_path, u->socket_path) && same_domains(a, u)))
+		return;
+	ceiling_cut_quoted(c, "network.mitmProxy.socketPath", u->socket_path, NULL,
+			   "only the administrator's policy names a MITM proxy (the daemon's proxy, root, "
+			   "would connect to it)", a->enabled ? "the administrator's mitmProxy applies" :
+			   "names are not sent to it");
+}
+
 /* refuse, then normalize, then asSpelled; a caller's looser value is a cut. */
 static void ceiling_ambiguous(struct ceiling *c)
 {
@@ -192,6 +236,7 @@ void ceiling_tls(struct ceiling *c)
 	struct policy *p = c->p;
 
 	ceiling_tls_terminate(c);
+	ceiling_mitm(c);
 	/* Checks either policy asks for stay; a caller's false is its default, narrowed silently. */
 	p->require_host_match = a->require_host_match || u->require_host_match;
 	p->refuse_opaque_tunnels = a->refuse_opaque_tunnels || u->refuse_opaque_tunnels;

@@ -444,6 +444,16 @@ bool policy_tls_terminates(const struct policy *p, const char *canonical_host, u
 	return true;
 }
 
+bool policy_mitm_routes(const struct policy *p, const char *canonical_host, unsigned port)
+{
+	if (!p->mitm.enabled)
+		return false;
+	for (size_t i = 0; i < p->mitm.n_domains; i++)
+		if (domain_pattern_match(&p->mitm.domains[i], canonical_host, port))
+			return true;
+	return false;
+}
+
 bool policy_addr_denied(const struct policy *p, int family, const void *addr)
 {
 	for (size_t i = 0; i < p->n_denied_addrs; i++)

@@ -98,6 +98,8 @@ void policy_parse_filesystem(struct pctx *c, const cJSON *fs);
 void policy_parse_network(struct pctx *c, const cJSON *net);
 /* network's request-level members (tlsTerminate, requireHostMatch, ...): policy_tls.c */
 void policy_parse_tls(struct pctx *c, const cJSON *net);
+/* network.mitmProxy: policy_mitm.c */
+void policy_parse_mitm(struct pctx *c, const cJSON *net);
 void policy_parse_credentials(struct pctx *c, const cJSON *cred);
 void policy_parse_ignore(struct pctx *c, const cJSON *iv);
 void policy_parse_git(struct pctx *c, const cJSON *git);

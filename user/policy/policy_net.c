@@ -2,9 +2,9 @@
 /*
  * The "network" section: domain allow/deny lists in canonical form, reasons,
  * resolved-address guards, Unix sockets, local binding, external proxy
- * ports; srt's request-level settings in policy_tls.c. What bpfbox does not
- * implement (mitmProxy, filterRequest) is refused, not dropped: a policy
- * that relies on it would silently get less protection.
+ * ports; srt's request-level settings in policy_tls.c, mitmProxy in
+ * policy_mitm.c. What bpfbox does not implement (filterRequest) is refused,
+ * not dropped: a policy that relies on it would silently get less protection.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,8 +13,6 @@
 
 #include "bpfbox.h"
 #include "policy_json.h"
-
-static const char MITM_NOTE[] = "bpfbox does not yet send names to an upstream MITM proxy";
 
 static const struct key_spec net_keys[] = {
 	{ "allowedDomains", KEY_KNOWN, NULL },
@@ -30,7 +28,7 @@ static const struct key_spec net_keys[] = {
 	{ "allowMachLookup", KEY_IGNORED, "macOS XPC/Mach services do not exist on Linux" },
 	{ "parentProxy", KEY_REFUSED, "srt's per-scheme upstream proxy object is not bpfbox's; "
 	  "bpfbox.network.parentProxy takes one URL for every connection (docs/policy.md)" },
-	{ "mitmProxy", KEY_REFUSED, MITM_NOTE },
+	{ "mitmProxy", KEY_KNOWN, NULL },	/* policy_mitm.c */
 	{ "filterRequest", KEY_REFUSED, "a function of srt's library API, which no settings file "
 	  "can hold" },
 	/* srt's request-level settings: policy_tls.c */
@@ -269,4 +267,5 @@ void policy_parse_network(struct pctx *c, const cJSON *net)
 	parse_port(c, net, "httpProxyPort", &p->http_proxy_port);
 	parse_port(c, net, "socksProxyPort", &p->socks_proxy_port);
 	policy_parse_tls(c, net);
+	policy_parse_mitm(c, net);
 }

@@ -160,7 +160,7 @@ static void show_fs(struct out *o, const struct policy *p, cJSON *root)
 	show_mandatory_expanded(o, p, fs, m, n);
 }
 
-/* tlsTerminate (null when not given) and srt's other request-level settings. */
+/* tlsTerminate and mitmProxy (null when not given) and srt's other request-level settings. */
 static void show_tls(struct out *o, const struct policy *p, cJSON *net)
 {
 	const struct policy_tls *t = &p->tls;
@@ -178,6 +178,14 @@ static void show_tls(struct out *o, const struct policy *p, cJSON *net)
 		add_strv(o, tls, "extraCaCertPaths", t->extra_ca_paths, t->n_extra_ca);
 		add_num(o, tls, "maxTunnels", t->max_tunnels);
 		add_num(o, tls, "handshakeTimeoutMs", t->handshake_timeout_ms);
+	}
+	if (!p->mitm.enabled) {
+		add(o, net, "mitmProxy", cJSON_CreateNull());
+	} else if ((tls = add(o, net, "mitmProxy", cJSON_CreateObject()))) {
+		add_str(o, tls, "socketPath", p->mitm.socket_path);
+		a = add(o, tls, "domains", cJSON_CreateArray());
+		for (size_t i = 0; a && i < p->mitm.n_domains; i++)
+			add_str(o, a, NULL, p->mitm.domains[i].text);
 	}
 	add_bool(o, net, "requireHostMatch", p->require_host_match);
 	add_bool(o, net, "refuseOpaqueTunnels", p->refuse_opaque_tunnels);

@@ -4,8 +4,8 @@
  * network.tlsTerminate (the proxy terminates TLS for allowed names outside
  * excludeDomains), requireHostMatch, refuseOpaqueTunnels,
  * ambiguousRequestTarget, stripResponseHeaders and allowPlaintextHeaderSet.
- * mitmProxy stays refused (policy_net.c's table); with tlsTerminate it is
- * also an error of its own, since srt holds the two exclusive.
+ * mitmProxy (policy_mitm.c) with tlsTerminate is an error, since srt holds
+ * the two exclusive.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -265,7 +265,7 @@ void policy_parse_tls(struct pctx *c, const cJSON *net)
 
 	if (tls)
 		parse_tls(c, tls);
-	/* mitmProxy is refused by the key table; naming both is srt's error too. */
+	/* Naming both is srt's error too. */
 	if (given_on(tls) && given_on(cJSON_GetObjectItemCaseSensitive(net, "mitmProxy")))
 		perr(c, "network.mitmProxy", "mitmProxy and tlsTerminate are exclusive (as in srt): "
 		     "a name is either sent to an upstream MITM proxy or terminated by bpfbox's proxy");

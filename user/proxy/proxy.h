@@ -121,7 +121,8 @@ enum proxy_parent_kind { PROXY_PARENT_HTTP = 1, PROXY_PARENT_SOCKS5 };
 
 struct proxy_parent {
 	enum proxy_parent_kind kind;
-	struct sockaddr_storage addrs[PROXY_MAX_ADDRS]; /* the parent's addresses, with its port */
+	/* the parent's addresses, with its port; or one AF_UNIX address (mitmProxy) */
+	struct sockaddr_storage addrs[PROXY_MAX_ADDRS];
 	size_t naddrs;
 	const char *authorization;	/* HTTP: "Basic ..." for Proxy-Authorization; NULL = none */
 	const char *user, *pass;	/* SOCKS5 username/password (RFC 1929); user NULL = none */
@@ -169,6 +170,13 @@ struct proxy_config {
 	unsigned resolver_threads;	/* default 4 */
 	const struct proxy_transparent *transparent; /* NULL: no transparent listeners */
 	const struct proxy_parent *parent; /* NULL: dial destinations directly */
+	/*
+	 * network.mitmProxy: the HTTP proxy on a Unix socket (kind HTTP, one
+	 * AF_UNIX address) that decided names mitm_routes matches go to,
+	 * before the parent; NULL: none. mitm_routes runs on the loop thread.
+	 */
+	const struct proxy_parent *mitm;
+	bool (*mitm_routes)(void *ctx, const char *canonical_host, unsigned port);
 	const struct proxy_tls *tls;	/* NULL: every TLS connection is tunnelled */
 	struct proxy_rules rules;
 	/*

@@ -78,7 +78,7 @@ static void emit(struct proxy *p, const struct proxy_conn *c)
 		.bytes_up = c->bytes_up,
 		.bytes_down = c->bytes_down,
 		.error = c->error[0] ? c->error : NULL,
-		.parent = c->via_parent ? p->cfg.parent->shown : NULL,
+		.parent = c->via_parent ? c->parent->shown : NULL,
 		.peer = c->peer.known ? &c->peer : NULL,
 		.tls = c->terminated ? "terminated" : NULL,
 	};

@@ -124,8 +124,12 @@ struct proxy_conn {
 	char tunnel[PROXY_HOST_MAX];
 	unsigned tunnel_port;
 	struct tls_bridge_status *cbridge, *ubridge;
-	/* Through the parent proxy: the handshake's next message out, the parent's answer in. */
+	/*
+	 * Through a parent proxy (the policy's, or mitmProxy's for this name):
+	 * which, the handshake's next message out, the parent's answer in.
+	 */
 	bool via_parent;
+	const struct proxy_parent *parent;
 	int pstep;
 	unsigned char hs[1400];
 	size_t hs_off, hs_len;

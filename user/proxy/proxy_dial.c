@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Non-blocking dial of one already-checked address: no resolution happens here. */
+/* Non-blocking dial of one already-checked address (or mitmProxy's Unix socket): no resolution happens here. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "proxy_dial.h"
@@ -24,6 +26,13 @@ int proxy_dial_start(const struct sockaddr_storage *ss, unsigned port)
 		if (port)
 			((struct sockaddr_in6 *)&a)->sin6_port = htons((unsigned short)port);
 		len = sizeof(struct sockaddr_in6);
+	} else if (a.ss_family == AF_UNIX) {
+		/* mitmProxy's socket: a path, never abstract (policy_mitm.c made it absolute). */
+		const struct sockaddr_un *un = (const struct sockaddr_un *)&a;
+
+		if (un->sun_path[0] != '/' || !memchr(un->sun_path, 0, sizeof(un->sun_path)))
+			return -EINVAL;
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(un->sun_path) + 1);
 	} else {
 		return -EAFNOSUPPORT;
 	}
@@ -31,7 +40,8 @@ int proxy_dial_start(const struct sockaddr_storage *ss, unsigned port)
 	if (fd < 0)
 		return -errno;
 	/* Interactive tunnels (ssh) suffer from Nagle on top of the client's own. */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (a.ss_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (struct sockaddr *)&a, len) && errno != EINPROGRESS) {
 		int err = -errno;
 

@@ -161,7 +161,7 @@ ssize_t proxy_parent_absolute(char *head, size_t len, size_t cap, const char *ho
 
 ssize_t proxy_parent_head(struct proxy_conn *c, ssize_t n)
 {
-	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
+	const struct proxy_parent *pp = proxy_parent_for(c->p, c->host, c->port);
 
 	if (!pp || pp->kind != PROXY_PARENT_HTTP)
 		return n;
@@ -194,7 +194,7 @@ static void queue(struct proxy_conn *c, const void *b, size_t n, int step)
 
 bool proxy_parent_begin(struct proxy_conn *c)
 {
-	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
+	const struct proxy_parent *pp = c->parent;
 	ssize_t n;
 
 	if (pp->kind == PROXY_PARENT_HTTP && c->proto == PP_HTTP && !c->terminated)
@@ -232,7 +232,7 @@ static int socks_next(struct proxy_conn *c)
 /* What the parent said; true when the handshake is over (relay, or failed and answered). */
 static bool on_reply(struct proxy_conn *c)
 {
-	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
+	const struct proxy_parent *pp = c->parent;
 	unsigned status = 0, rep = 0;
 	size_t ul, pl, used = 0;
 	ssize_t n;

@@ -420,10 +420,11 @@ void proxy_session_timeout(struct proxy_conn *c)
 		proxy_upstream_failed(c, -ETIMEDOUT, "resolve");
 		break;
 	case PS_CONNECT:
-		proxy_upstream_failed(c, -ETIMEDOUT, c->via_parent ? "connect to the parent proxy" : "connect");
+		proxy_upstream_failed(c, -ETIMEDOUT, proxy_upstream_dial_what(c));
 		break;
 	case PS_PARENT:
-		proxy_upstream_failed(c, -ETIMEDOUT, "parent proxy handshake");
+		proxy_upstream_failed(c, -ETIMEDOUT, c->parent == proxy_cfg(c->p)->mitm ? "MITM proxy handshake" :
+				      "parent proxy handshake");
 		break;
 	case PS_RELAY:
 		if (c->proto == PP_HTTP && !c->resp_sent) {

@@ -94,7 +94,7 @@ static bool decide(struct proxy_conn *c, const char *name, bool http)
 	 * the sandbox's DNS answers with synthesized addresses, which lead
 	 * nowhere): the parent is asked for the name it was learned for.
 	 */
-	if (cfg->parent && !proxy_host_is_local(name ? name : d.name ? d.name : c->host)) {
+	if (proxy_parent_for(c->p, name ? name : d.name ? d.name : c->host, c->port)) {
 		if (!name && d.name)
 			snprintf(c->host, sizeof(c->host), "%s", d.name);
 		return true;
@@ -305,6 +305,7 @@ static void decide_again(struct proxy_conn *c, size_t len)
 	c->allowed = false;
 	c->rule[0] = c->reason[0] = c->host[0] = 0;
 	c->via_parent = false;
+	c->parent = NULL;
 	c->pstep = 0;
 	c->hs_off = c->hs_len = c->hr_len = 0;
 	/* Nothing came down yet, but the pipes may be open: the new decision starts afresh. */

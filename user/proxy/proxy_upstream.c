@@ -75,17 +75,36 @@ static bool is_self(const struct proxy_conn *c, const struct sockaddr_storage *s
 	return !memcmp(a, &self->sin_addr, 4) || !memcmp(a, "\0\0\0\0", 4);
 }
 
+const struct proxy_parent *proxy_parent_for(struct proxy *p, const char *host, unsigned port)
+{
+	const struct proxy_config *cfg = proxy_cfg(p);
+
+	if (cfg->mitm && cfg->mitm_routes(cfg->ctx, host, port))
+		return cfg->mitm;
+	if (!cfg->parent || proxy_host_is_local(host))
+		return NULL;
+	return cfg->parent;
+}
+
+const char *proxy_upstream_dial_what(const struct proxy_conn *c)
+{
+	if (!c->via_parent)
+		return "connect";
+	return c->parent == proxy_cfg(c->p)->mitm ? "connect to the MITM proxy" : "connect to the parent proxy";
+}
+
 bool proxy_upstream_use_parent(struct proxy_conn *c)
 {
-	const struct proxy_parent *pp = proxy_cfg(c->p)->parent;
+	const struct proxy_parent *pp = proxy_parent_for(c->p, c->host, c->port);
 
-	if (!pp || proxy_host_is_local(c->host))
+	if (!pp)
 		return false;
 	/* The parent's address is the policy's own choice: dialled as given, not guarded. */
 	memcpy(c->addrs, pp->addrs, pp->naddrs * sizeof(pp->addrs[0]));
 	c->naddrs = pp->naddrs;
 	c->next_addr = 0;
 	c->via_parent = true;
+	c->parent = pp;
 	return true;
 }
 
@@ -117,8 +136,7 @@ void proxy_upstream_dial(struct proxy_conn *c)
 		c->deadline = proxy_now(c->p) + proxy_idle_ms(c->p);
 		return;
 	}
-	proxy_upstream_failed(c, c->dial_err ? c->dial_err : -EHOSTUNREACH,
-			      c->via_parent ? "connect to the parent proxy" : "connect");
+	proxy_upstream_failed(c, c->dial_err ? c->dial_err : -EHOSTUNREACH, proxy_upstream_dial_what(c));
 }
 
 void proxy_upstream_dial_orig(struct proxy_conn *c)

@@ -12,7 +12,14 @@
 
 #include "proxy_conn.h"
 
-/* A decided connection goes to the parent proxy when there is one: its addresses replace the destination's. */
+/*
+ * The proxy a decided host goes through: mitmProxy's when it routes the
+ * name, else the parent's unless the host is local; NULL: none.
+ */
+const struct proxy_parent *proxy_parent_for(struct proxy *p, const char *host, unsigned port);
+/* What a failed dial was, for the event: "connect", "connect to the parent proxy" or "... MITM proxy". */
+const char *proxy_upstream_dial_what(const struct proxy_conn *c);
+/* A decided connection goes to its parent proxy when there is one: its addresses replace the destination's. */
 bool proxy_upstream_use_parent(struct proxy_conn *c);
 /*
  * Reaches the decided c->host and c->port: through the parent, a literal

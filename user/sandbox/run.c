@@ -227,9 +227,10 @@ static int start_proxies(struct sandbox_run *r, struct errmsg *em)
 		if (err)
 			return err;
 		r->proxy_started = true;
-	} else if (p->tls.enabled) {
-		return errmsg_set(em, -EINVAL, "network.tlsTerminate needs bpfbox's own proxy, but "
-				  "httpProxyPort and socksProxyPort send every connection to other proxies");
+	} else if (p->tls.enabled || p->mitm.enabled) {
+		return errmsg_set(em, -EINVAL, "network.%s needs bpfbox's own proxy, but httpProxyPort and "
+				  "socksProxyPort send every connection to other proxies",
+				  p->tls.enabled ? "tlsTerminate" : "mitmProxy");
 	}
 	r->http_port = p->http_proxy_port ? (unsigned)p->http_proxy_port : r->proxy.port;
 	r->socks_port = p->socks_proxy_port ? (unsigned)p->socks_proxy_port : r->proxy.port;

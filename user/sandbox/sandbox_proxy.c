@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/un.h>
 
 #include "sandbox_proxy.h"
 #include "sandbox_tconn.h"
@@ -117,6 +118,27 @@ static bool terminates(void *ctx, const char *host, unsigned port)
 	struct sandbox_proxy *sp = ctx;
 
 	return policy_tls_terminates(sp->policy, host, port);
+}
+
+static bool mitm_routes(void *ctx, const char *host, unsigned port)
+{
+	struct sandbox_proxy *sp = ctx;
+
+	return policy_mitm_routes(sp->policy, host, port);
+}
+
+/* mitmProxy's socket, dialled by the proxy as an HTTP parent for the names it routes. */
+static void mitm_setup(struct sandbox_proxy *sp, const struct policy_mitm *m)
+{
+	struct sockaddr_un *un = (struct sockaddr_un *)&sp->mitm.addrs[0];
+
+	un->sun_family = AF_UNIX;
+	/* policy_mitm.c checked that it fits. */
+	snprintf(un->sun_path, sizeof(un->sun_path), "%s", m->socket_path);
+	sp->mitm.naddrs = 1;
+	sp->mitm.kind = PROXY_PARENT_HTTP;
+	snprintf(sp->mitm_shown, sizeof(sp->mitm_shown), "unix:%s", m->socket_path);
+	sp->mitm.shown = sp->mitm_shown;
 }
 
 static void on_event(void *ctx, const struct proxy_event *pe)
@@ -274,6 +296,11 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 			return err;
 		}
 		cfg.parent = &sp->parent;
+	}
+	if (p->mitm.enabled) {
+		mitm_setup(sp, &p->mitm);
+		cfg.mitm = &sp->mitm;
+		cfg.mitm_routes = mitm_routes;
 	}
 	if (learned) {
 		sp->learned = learned;

@@ -29,6 +29,9 @@ struct sandbox_proxy {
 	/* bpfbox.network.parentProxy: its addresses and the Proxy-Authorization value */
 	struct proxy_parent parent;
 	char authorization[720];
+	/* network.mitmProxy: its socket as a parent, "unix:PATH" in events */
+	struct proxy_parent mitm;
+	char mitm_shown[sizeof("unix:") + 108];
 };
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em);
