@@ -103,7 +103,7 @@ static void ca_bundle_variables_point_to_the_bundle(void **state)
 	static const char *const names[] = { "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE",
 					     "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO", "AWS_CA_BUNDLE",
 					     "CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
-					     "NIX_SSL_CERT_FILE" };
+					     "NIX_SSL_CERT_FILE", "npm_config_cafile" };
 	static const struct env_extra x = { .sandbox_id = "bb-0123456789ab", .tmpdir = "/tmp/bpfbox-0123456789ab",
 					    .proxy_port = 31337,
 					    .ca_bundle = "/tmp/bpfbox-0123456789ab/bpfbox-ca-bundle.pem" };

@@ -562,7 +562,8 @@ static void test_bundle(void **state)
 	assert_int_equal(tls_bundle_write_at(dirfd, "", f->pem, f->pem_len), -EINVAL);
 
 	assert_string_equal(tls_bundle_env[0], "NODE_EXTRA_CA_CERTS");
-	assert_string_equal(tls_bundle_env[TLS_BUNDLE_NENV - 1], "NIX_SSL_CERT_FILE");
+	assert_string_equal(tls_bundle_env[TLS_BUNDLE_NENV - 2], "NIX_SSL_CERT_FILE");
+	assert_string_equal(tls_bundle_env[TLS_BUNDLE_NENV - 1], "npm_config_cafile");
 
 	unlinkat(dirfd, "ca.pem", 0);
 	unlinkat(dirfd, "link.pem", 0);

@@ -40,7 +40,7 @@ echo hello-remote >"$WWW/hello.txt"
 for c in curl urllib two node transparent hm-loose tunnel; do
 	echo "via-$c" >"$WWW/$c.txt"
 done
-VARS="NODE_EXTRA_CA_CERTS SSL_CERT_FILE CURL_CA_BUNDLE REQUESTS_CA_BUNDLE PIP_CERT GIT_SSL_CAINFO AWS_CA_BUNDLE CARGO_HTTP_CAINFO DENO_CERT CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE NIX_SSL_CERT_FILE"
+VARS="NODE_EXTRA_CA_CERTS SSL_CERT_FILE CURL_CA_BUNDLE REQUESTS_CA_BUNDLE PIP_CERT GIT_SSL_CAINFO AWS_CA_BUNDLE CARGO_HTTP_CAINFO DENO_CERT CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE NIX_SSL_CERT_FILE npm_config_cafile"
 
 P=$T_TMP/policy.json
 cat >"$P" <<JSON
@@ -413,6 +413,42 @@ if command -v node >/dev/null; then
 	assert_succeeds "the server read node's request" served '^GET /node\.txt HTTP/1\.[01] host=remote\.test(:443)?$'
 else
 	t_skip "node fetch" "node is not installed"
+fi
+# Package managers against registry stand-ins, trusting the CA through the variables bpfbox set
+# (npm through npm_config_cafile: npm 9 and later ignore NODE_EXTRA_CA_CERTS).
+if command -v npm >/dev/null; then
+	cat >"$WWW/bbdemo" <<'JSON'
+{"name": "bbdemo", "dist-tags": {"latest": "1.2.3"}, "versions": {"1.2.3": {"name": "bbdemo",
+ "version": "1.2.3", "dist": {"tarball": "https://remote.test/bbdemo-1.2.3.tgz",
+ "shasum": "0000000000000000000000000000000000000000"}}}}
+JSON
+	assert_succeeds "npm view against a registry stand-in, terminated" \
+		box env HOME="$W" npm_config_cache="$W/npm-cache" npm_config_update_notifier=false \
+		npm view bbdemo version --registry https://remote.test/
+	assert_contains "$T_OUT" '^1\.2\.3$'
+	assert_succeeds "the registry read npm's request" served '^GET /bbdemo HTTP/1\.[01] host=remote\.test(:443)?$'
+	assert_event "as a terminated request" "$(term_ev remote.test 443 GET 200)"
+else
+	t_skip "npm view" "npm is not installed"
+fi
+if python3 -m pip --version >/dev/null 2>&1; then
+	mkdir -p "$WWW/simple/bbdemo"
+	python3 - "$WWW/simple/bbdemo/bbdemo-1.0-py3-none-any.whl" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("bbdemo/__init__.py", "")
+    z.writestr("bbdemo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: bbdemo\nVersion: 1.0\n")
+    z.writestr("bbdemo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: bpfbox-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("bbdemo-1.0.dist-info/RECORD", "")
+PY
+	echo '<a href="bbdemo-1.0-py3-none-any.whl">bbdemo-1.0-py3-none-any.whl</a>' >"$WWW/simple/bbdemo/index.html"
+	assert_succeeds "pip download against a simple-index stand-in, terminated (PIP_CERT)" \
+		box env HOME="$W" PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip download -q \
+		--no-deps -d "$W/pip-dl" --index-url https://remote.test/simple/ bbdemo
+	assert_succeeds "the wheel arrived whole" python3 -m zipfile -t "$W/pip-dl/bbdemo-1.0-py3-none-any.whl"
+	assert_succeeds "the index read pip's requests" served '^GET /simple/bbdemo/bbdemo-1\.0-py3-none-any\.whl HTTP/1\.[01] host=remote\.test(:443)?$'
+else
+	t_skip "pip download" "pip is not installed"
 fi
 assert_succeeds "fronting on the transparent path: a denied Host inside an allowed SNI" \
 	box curl -sS -i --max-time 20 --noproxy '*' https://www.remote.test/front-transparent -H 'Host: blocked.remote.test'

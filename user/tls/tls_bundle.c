@@ -21,6 +21,8 @@ const char *const tls_bundle_env[TLS_BUNDLE_NENV] = {
 	"DENO_CERT",
 	"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
 	"NIX_SSL_CERT_FILE",
+	/* Not srt's: npm 9 and later ignore NODE_EXTRA_CA_CERTS, its cafile replaces its trust. */
+	"npm_config_cafile",
 };
 
 /* Debian's, then Fedora's. */

@@ -13,9 +13,10 @@
  * The environment variables srt points at the trust bundle, in this order:
  * NODE_EXTRA_CA_CERTS SSL_CERT_FILE CURL_CA_BUNDLE REQUESTS_CA_BUNDLE PIP_CERT
  * GIT_SSL_CAINFO AWS_CA_BUNDLE CARGO_HTTP_CAINFO DENO_CERT
- * CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE NIX_SSL_CERT_FILE
+ * CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE NIX_SSL_CERT_FILE; then npm's
+ * npm_config_cafile, which srt does not set.
  */
-#define TLS_BUNDLE_NENV 11
+#define TLS_BUNDLE_NENV 12
 extern const char *const tls_bundle_env[TLS_BUNDLE_NENV];
 
 /*
