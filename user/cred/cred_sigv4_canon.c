@@ -244,6 +244,7 @@ static void canon_query(struct sbuf *b, struct cred_span q)
 		b->err = -ENOMEM;
 		goto cleanup;
 	}
+	sb_reserve(&scratch, q.n);	/* allocated even when every pair is empty */
 	np = query_pairs(q, &scratch, tmp, pairs);
 	if (scratch.err) {
 		b->err = scratch.err;

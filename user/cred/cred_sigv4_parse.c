@@ -259,9 +259,10 @@ static bool credential_akid(struct cred_span auth, struct cred_sigv4_class *cls)
 
 /*
  * A query component decoded as URLSearchParams does ('+' is a space, a bad
- * escape stays as written), up to stop or the end; -1 if over cap.
+ * escape stays as written), up to the byte stop (-1: none) or the end; -1 if
+ * over cap.
  */
-static long form_decode(const char *s, size_t n, char stop, char *out, size_t cap)
+static long form_decode(const char *s, size_t n, int stop, char *out, size_t cap)
 {
 	size_t o = 0;
 
@@ -274,13 +275,18 @@ static long form_decode(const char *s, size_t n, char stop, char *out, size_t ca
 			c = (char)(hex_val(s[i + 1]) << 4 | hex_val(s[i + 2]));
 			i += 2;
 		}
-		if (c == stop)
+		if ((unsigned char)c == stop)
 			break;
 		if (o == cap)
 			return -1;
 		out[o++] = c;
 	}
 	return (long)o;
+}
+
+static bool decoded_is(const char *s, long n, const char *lit)
+{
+	return n == (long)strlen(lit) && !memcmp(s, lit, (size_t)n);
 }
 
 struct presign_scan {
@@ -292,25 +298,20 @@ static void presign_param(const char *p, size_t n, struct presign_scan *ps,
 {
 	const char *eq = memchr(p, '=', n);
 	size_t klen = eq ? (size_t)(eq - p) : n, vlen = eq ? n - klen - 1 : 0;
+	const char *value = eq ? eq + 1 : p + n;
 	char key[24], val[32];
-	long k = form_decode(p, klen, '\0', key, sizeof(key) - 1), v;
+	long k = form_decode(p, klen, -1, key, sizeof(key)), v;
 
-	if (k < 0)
-		return;
-	key[k] = '\0';
-	if (!strcmp(key, "X-Amz-Signature")) {
+	if (decoded_is(key, k, "X-Amz-Signature")) {
 		ps->signature = true;
-	} else if (!strcmp(key, "X-Amz-Algorithm") && !ps->algorithm_seen) {
+	} else if (decoded_is(key, k, "X-Amz-Algorithm") && !ps->algorithm_seen) {
 		ps->algorithm_seen = true;
-		v = form_decode(eq + 1, vlen, '\0', val, sizeof(val) - 1);
-		if (v >= 0) {
-			val[v] = '\0';
-			ps->algorithm_ok = !strcmp(val, CRED_SIGV4_ALGORITHM) ||
-					   !strcmp(val, CRED_SIGV4A_ALGORITHM);
-		}
-	} else if (!strcmp(key, "X-Amz-Credential") && !ps->credential_seen) {
+		v = form_decode(value, vlen, -1, val, sizeof(val));
+		ps->algorithm_ok = decoded_is(val, v, CRED_SIGV4_ALGORITHM) ||
+				   decoded_is(val, v, CRED_SIGV4A_ALGORITHM);
+	} else if (decoded_is(key, k, "X-Amz-Credential") && !ps->credential_seen) {
 		ps->credential_seen = true;
-		v = form_decode(eq ? eq + 1 : p, vlen, '/', cls->akid, CRED_SIGV4_AKID_MAX);
+		v = form_decode(value, vlen, '/', cls->akid, CRED_SIGV4_AKID_MAX);
 		/* Too long (-1) is a key id all the same, just none of ours. */
 		ps->akid = v != 0;
 		cls->akid_len = v > 0 ? (size_t)v : 0;
