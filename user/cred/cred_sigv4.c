@@ -201,8 +201,6 @@ int cred_sigv4_resign(const struct cred_sigv4_plan *plan, const struct cred_sigv
 	if (!err)
 		err = cred_sigv4_format_auth(pair->real_akid, &auth, sig, out, cap, out_len);
 	explicit_bzero(sig, sizeof(sig));
-	if (err == -ENOSPC || err == -E2BIG)
-		return -ENOSPC;
 	return err;
 }
 

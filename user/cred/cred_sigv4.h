@@ -168,15 +168,18 @@ int cred_sigv4_plan(const struct cred_sigv4_request *req, const struct cred_sigv
 		    size_t npairs, const struct cred_sigv4_policy *policy,
 		    struct cred_sigv4_plan *plan);
 /*
- * The new Authorization value for fwd (the request as it goes upstream) signed
- * with pair (the plan's), NUL-terminated in out. payload_hash: 64 hex digits,
- * ignored when plan.unsigned_payload. -EPERM: the plan's key id is not pair's
- * sentinel; -ENOENT: a signed header is not in fwd; -EINVAL; -ENOSPC; -ENOMEM.
+ * The new Authorization value for fwd (the request as it goes upstream: Host as
+ * sent, sentinels substituted, the pair's token set) signed with pair (the
+ * plan's), NUL-terminated in out. payload_hash: 64 lower-case hex digits, and
+ * fwd's x-amz-content-sha256, if any, must say the same; ignored when
+ * plan.unsigned_payload. -EPERM: the plan's key id is not pair's sentinel;
+ * -ENOENT: a signed header is not in fwd; -EINVAL (also a secret over 256
+ * bytes); -ENOSPC: out too small; -E2BIG: the request too big to sign; -ENOMEM.
  */
 int cred_sigv4_resign(const struct cred_sigv4_plan *plan, const struct cred_sigv4_request *fwd,
 		      const struct cred_sigv4_pair *pair, struct cred_span payload_hash,
 		      char *out, size_t cap, size_t *out_len);
-/* srt's text for a denial (the 403's body, without the newline); the NUL-terminated length. */
+/* srt's text for a denial (the 403's body, without the newline); its length, as snprintf counts. */
 size_t cred_sigv4_deny_message(const struct cred_sigv4_plan *plan, char *out, size_t cap);
 
 #endif
