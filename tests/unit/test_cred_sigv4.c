@@ -746,6 +746,22 @@ static void test_not_ours(void **state)
 	plan_of(NULL, bearer, NULL, &plan);
 	assert_int_equal(plan.action, CRED_SIGV4_NOT_OURS);
 	assert_int_equal(plan.kind, CRED_SIGV4_NOT_SIGNED);
+	/* A key id too long to be a sentinel: classified, never matched. */
+	{
+		char line[400];
+		const char *const lines[] = { line, NULL };
+		struct cred_sigv4_class cls;
+
+		snprintf(line, sizeof(line), "Authorization:AWS4-HMAC-SHA256 Credential=%0*d/20150830/"
+			 "us-east-1/s3/aws4_request, SignedHeaders=host, Signature=ff00",
+			 CRED_SIGV4_AKID_MAX + 1, 0);
+		build(&fx, "GET", "/", NULL, lines);
+		cred_sigv4_classify(&fx.req, &cls);
+		assert_int_equal(cls.kind, CRED_SIGV4_PLAIN);
+		assert_int_equal(cls.akid_len, 0);
+		assert_int_equal(cred_sigv4_plan(&fx.req, &suite_pair, 1, NULL, &plan), 0);
+		assert_int_equal(plan.action, CRED_SIGV4_NOT_OURS);
+	}
 	/* No pair for this destination. */
 	build(&fx, "GET", "/", NULL, other);
 	assert_int_equal(cred_sigv4_plan(&fx.req, NULL, 0, NULL, &plan), 0);
