@@ -63,7 +63,7 @@ def byte_arrays(*files):
 
 def seeds():
     s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
-                            "git_config", "tls_leaf_key")}
+                            "git_config", "tls_leaf_key", "cred_sigv4")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -110,6 +110,15 @@ def seeds():
     for lit in literals("test_tls.c"):
         if lit and len(lit) < 300 and b"%" not in lit:
             s["tls_leaf_key"].add(lit)
+    for lit in literals("test_cred_sigv4.c"):
+        if lit.startswith(b"AWS4-"):
+            s["cred_sigv4"].add(lit)
+        if lit.startswith(b"Authorization:"):
+            s["cred_sigv4"].add(b"/bucket/key\nX-Amz-Algorithm=x\n" + lit +
+                                b"\nX-Amz-Date:20150830T123600Z\nHost:example.test")
+            s["cred_sigv4"].add(b"/a/./b/../%20c\nb=2&a=%E1%88%B4\n" +
+                                lit.replace(b"fake_value_e5b0c442-98fc-1c14", b"fake_value_0001") +
+                                b"\nX-Amz-Date:20150830T123600Z\nHost:example.test\nx-amz-content-sha256:UNSIGNED-PAYLOAD")
     for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
         s["parsers"].add(dns_query(name, 1))
         s["parsers"].add(dns_query(name, 28))
