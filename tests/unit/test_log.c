@@ -397,6 +397,59 @@ static void test_ignore_rules(void **state)
 	assert_int_equal(line_count(fx), 4);
 }
 
+/* A denied or masked credential's value appears in no line: message, fields, command line, the administrator's copy. */
+static void test_secrets_redacted(void **state)
+{
+	struct fx *fx = *state;
+	static const char key[] = "sk-ant-REAL-0123456789";
+	char admin[160], cmd[128], *all, *a;
+	struct log_event *ev;
+	cJSON *j;
+
+	snprintf(admin, sizeof(admin), "%s/admin.ndjson", fx->dir);
+	assert_int_equal(log_set_admin(fx->log, admin, -1), 0);
+	log_set_sandbox(fx->log, "sb", "curl -H x-api-key:sk-ant-REAL-0123456789 https://api.example.com/");
+	assert_int_equal(log_add_secret(fx->log, "ANTHROPIC_API_KEY", key), 0);
+	/* Short values are not registered: they would garble every line. */
+	assert_int_equal(log_add_secret(fx->log, "PIN", "123"), 0);
+	assert_int_equal(log_add_secret(fx->log, "", key), -EINVAL);
+	/* A secret inside a longer one: the longer is replaced whole. */
+	assert_int_equal(log_add_secret(fx->log, "SHORT", "sk-ant-REAL"), 0);
+
+	ev = refusal("/tmp/sk-ant-REAL-0123456789/x");
+	log_event_set_str(ev, "url.full", "https://h/?k=sk-ant-REAL-0123456789&j=sk-ant-REAL-0123456789");
+	log_event_message(ev, "denied sk-ant-REAL-0123456789 and sk-ant-REAL-x 123");
+	assert_int_equal(log_emit(fx->log, ev), 0);
+
+	j = line_json(fx, 0);
+	assert_string_equal(get_str(j, "file.path"), "/tmp/[masked:ANTHROPIC_API_KEY]/x");
+	assert_string_equal(get_str(j, "url.full"),
+			    "https://h/?k=[masked:ANTHROPIC_API_KEY]&j=[masked:ANTHROPIC_API_KEY]");
+	assert_string_equal(get_str(j, "message"), "denied [masked:ANTHROPIC_API_KEY] and [masked:SHORT]-x 123");
+	assert_string_equal(get_str(j, "bpfbox.sandbox.command_line"),
+			    "curl -H x-api-key:[masked:ANTHROPIC_API_KEY] https://api.example.com/");
+	cJSON_Delete(j);
+	all = slurp(fx->path);
+	a = slurp(admin);
+	assert_non_null(all);
+	assert_non_null(a);
+	assert_null(strstr(all, "sk-ant-REAL"));
+	assert_null(strstr(a, "sk-ant-REAL"));
+	assert_non_null(strstr(a, "[masked:ANTHROPIC_API_KEY]"));
+	free(all);
+	free(a);
+
+	/* What the registry and ps show goes through the same replacement. */
+	snprintf(cmd, sizeof(cmd), "echo %s", key);
+	log_redact_in_place(fx->log, cmd, sizeof(cmd));
+	assert_string_equal(cmd, "echo [masked:ANTHROPIC_API_KEY]");
+	/* Longer once replaced: cut to the buffer, never the value. */
+	snprintf(cmd, 17, "%s", "echo sk-ant-REAL");
+	log_redact_in_place(fx->log, cmd, 17);
+	assert_string_equal(cmd, "echo [masked:SHO");
+	unlink(admin);
+}
+
 static void test_audit_and_count(void **state)
 {
 	struct fx *fx = *state;
@@ -625,6 +678,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_level_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_msg_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ignore_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_secrets_redacted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_and_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errno_and_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_null_event, setup, teardown),

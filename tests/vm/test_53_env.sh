@@ -63,6 +63,26 @@ assert_not_contains "$W/outside" "$SECRET" "but the value is overwritten in bpfb
 kill -TERM $bb
 wait $bb
 
+# The value reaches no log line, registry entry or ps, even where the command itself spells it.
+assert_fails "a refusal whose path spells the denied value" env BB_TEST_TOKEN="$SECRET" \
+	"$BPFBOX" exec --policy "$P" --log-file "$T_TMP/l6" -- sh -c 'touch "/etc/bb-$1"' sh "$SECRET"
+assert_event_in() { jq -e -n "[inputs | select($2)] | length > 0" "$1" >/dev/null || { jq -c '{a: .event.action, p: .file.path, c: .process.command_line, m: .message}' "$1" >&2; false; }; }
+assert_succeeds "the refusal is logged with the value replaced" assert_event_in "$T_TMP/l6" \
+	'.file.path == "/etc/bb-[masked:BB_TEST_TOKEN]"'
+assert_succeeds "so is the command line" assert_event_in "$T_TMP/l6" \
+	'.event.action == "sandbox-start" and (.process.command_line | endswith("sh [masked:BB_TEST_TOKEN]"))'
+assert_fails "the value is nowhere in the log" grep -qF "$SECRET" "$T_TMP/l6"
+env BB_TEST_TOKEN="$SECRET" "$BPFBOX" exec --policy "$P" --log-file "$T_TMP/l7" -- sh -c 'sleep 1000' sh "$SECRET" &
+bb=$!
+for _ in $(seq 100); do [ -n "$(ls /run/bpfbox/sandboxes 2>/dev/null)" ] && break; sleep 0.1; done
+sleep 0.3
+assert_succeeds "bpfbox ps lists the sandbox" "$BPFBOX" ps
+assert_contains "$T_OUT" 'masked:BB_TEST_TOKEN' "with the value replaced in its command"
+assert_not_contains "$T_OUT" "$SECRET" "and never the value"
+assert_fails "nor is it in the registry" grep -rqF "$SECRET" /run/bpfbox/sandboxes
+kill -TERM $bb
+wait $bb
+
 # TMPDIR: private, writable, gone afterwards.
 assert_succeeds "the command can write in TMPDIR" "$BPFBOX" exec --policy "$P" --log-file "$T_TMP/l4" -- \
 	sh -c 'echo x >"$TMPDIR/f" && cat "$TMPDIR/f" && echo "$TMPDIR"'

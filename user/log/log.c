@@ -17,15 +17,11 @@
 #include <cjson/cJSON.h>
 
 #include "log.h"
+#include "log_ignore.h"
+#include "log_redact.h"
 #include "log_text.h"
 #include "log_utf8.h"
 #include "log_write.h"
-
-struct log_rule {
-	char *command;
-	char **lines;
-	size_t n_lines;
-};
 
 struct log {
 	pthread_mutex_t lock; /* seq, counts, sandbox, rules and the write */
@@ -40,13 +36,13 @@ struct log {
 	char *command_line;
 	char *user_id; /* the command's user (user.id, user.name) */
 	char *user_name;
-	struct log_rule *rules;
-	size_t n_rules;
+	struct log_ignore ignore;
 	unsigned long long seq;
 	struct log_counts counts;
 	int admin_fd; /* -1: no administrator's log */
 	char *admin_path; /* reopened after rotation; NULL for a given fd */
 	unsigned long long admin_seq;
+	struct log_redact secrets; /* values no line may show */
 };
 
 static char *host_name(void)
@@ -121,17 +117,6 @@ err_free:
 	return err;
 }
 
-static void free_rules(struct log_rule *rules, size_t n)
-{
-	for (size_t i = 0; rules && i < n; i++) {
-		for (size_t j = 0; j < rules[i].n_lines; j++)
-			free(rules[i].lines[j]);
-		free(rules[i].lines);
-		free(rules[i].command);
-	}
-	free(rules);
-}
-
 void log_close(struct log *log)
 {
 	if (!log)
@@ -142,12 +127,13 @@ void log_close(struct log *log)
 		close(log->admin_fd);
 	free(log->admin_path);
 	pthread_mutex_destroy(&log->lock);
-	free_rules(log->rules, log->n_rules);
+	log_ignore_free(&log->ignore);
 	free(log->host);
 	free(log->sandbox_id);
 	free(log->command_line);
 	free(log->user_id);
 	free(log->user_name);
+	log_redact_free(&log->secrets);
 	free(log);
 }
 
@@ -209,6 +195,18 @@ static char *dup_or_null(const char *s, bool *failed)
 	return copy;
 }
 
+/* Called locked: the command line stamped on every line holds no secret either. */
+static void redact_command_line(struct log *log)
+{
+	bool failed;
+	char *red = log_redact_string(&log->secrets, log->command_line, &failed);
+
+	if (red || failed) {
+		free(log->command_line);
+		log->command_line = red ? red : strdup("[masked]");
+	}
+}
+
 void log_set_sandbox(struct log *log, const char *sandbox_id, const char *command_line)
 {
 	bool failed = false;
@@ -229,7 +227,34 @@ void log_set_sandbox(struct log *log, const char *sandbox_id, const char *comman
 	free(log->command_line);
 	log->sandbox_id = id;
 	log->command_line = cmd;
+	redact_command_line(log);
 	pthread_mutex_unlock(&log->lock);
+}
+
+int log_add_secret(struct log *log, const char *name, const char *value)
+{
+	int err;
+
+	pthread_mutex_lock(&log->lock);
+	err = log_redact_add(&log->secrets, name, value);
+	redact_command_line(log);
+	pthread_mutex_unlock(&log->lock);
+	return err;
+}
+
+void log_redact_in_place(struct log *log, char *buf, size_t cap)
+{
+	bool failed;
+	char *red;
+
+	pthread_mutex_lock(&log->lock);
+	red = log_redact_string(&log->secrets, buf, &failed);
+	pthread_mutex_unlock(&log->lock);
+	if (red)
+		snprintf(buf, cap, "%s", red);
+	else if (failed)
+		snprintf(buf, cap, "[masked]");
+	free(red);
 }
 
 void log_set_user(struct log *log, unsigned uid, const char *name)
@@ -256,72 +281,21 @@ void log_set_user(struct log *log, unsigned uid, const char *name)
 	pthread_mutex_unlock(&log->lock);
 }
 
-static int copy_rule(const struct log_ignore_rule *src, struct log_rule *dst)
-{
-	bool failed = false;
-
-	dst->command = dup_or_null(src->command ? src->command : "*", &failed);
-	dst->lines = calloc(src->n_lines ? src->n_lines : 1, sizeof(*dst->lines));
-	if (failed || !dst->lines)
-		return -ENOMEM;
-	for (size_t j = 0; j < src->n_lines; j++) {
-		dst->lines[j] = dup_or_null(src->lines[j] ? src->lines[j] : "", &failed);
-		if (failed)
-			return -ENOMEM;
-		dst->n_lines = j + 1;
-	}
-	return 0;
-}
-
 void log_set_ignore(struct log *log, const struct log_ignore_rule *rules, size_t n)
 {
-	struct log_rule *copy = NULL, *old;
-	size_t n_old;
+	struct log_ignore copy, old;
 
 	if (!log)
 		return;
-	if (!rules)
-		n = 0;
-	if (n) {
-		copy = calloc(n, sizeof(*copy));
-		if (!copy)
-			goto nomem;
-		for (size_t i = 0; i < n; i++) {
-			if (copy_rule(&rules[i], &copy[i])) {
-				free_rules(copy, n);
-				goto nomem;
-			}
-		}
+	if (log_ignore_copy(rules, n, &copy)) {
+		log_msg(log, LOG_ERROR, "error", "out of memory setting ignoreViolations; keeping the old rules");
+		return;
 	}
 	pthread_mutex_lock(&log->lock);
-	old = log->rules;
-	n_old = log->n_rules;
-	log->rules = copy;
-	log->n_rules = n;
+	old = log->ignore;
+	log->ignore = copy;
 	pthread_mutex_unlock(&log->lock);
-	free_rules(old, n_old);
-	return;
-nomem:
-	log_msg(log, LOG_ERROR, "error",
-		"out of memory setting ignoreViolations; keeping the old rules");
-}
-
-/* Called locked. */
-static bool ignored(const struct log *log, const char *msg, const char *text)
-{
-	const char *cmd = log->command_line ? log->command_line : "";
-
-	for (size_t i = 0; i < log->n_rules; i++) {
-		const struct log_rule *r = &log->rules[i];
-
-		if (strcmp(r->command, "*") && !strstr(cmd, r->command))
-			continue;
-		for (size_t j = 0; j < r->n_lines; j++)
-			if ((msg && strstr(msg, r->lines[j])) ||
-			    (text && strstr(text, r->lines[j])))
-				return true;
-	}
-	return false;
+	log_ignore_free(&old);
 }
 
 static void format_time(const struct timespec *ts, char *buf, size_t size)
@@ -474,8 +448,8 @@ static bool account(struct log *log, struct log_event *ev, const char *text)
 	}
 	/* Errors are never hidden, even when marked as violations. */
 	if (violation && level < LOG_ERROR &&
-	    ignored(log, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message")),
-		    text)) {
+	    log_ignore_matches(&log->ignore, log->command_line,
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "message")), text)) {
 		log->counts.ignored += n;
 		return false;
 	}
@@ -498,7 +472,9 @@ int log_emit(struct log *log, struct log_event *ev)
 	default_message(ev);
 	/* Rendered unlocked, and only when the text format or an ignore rule needs it. */
 	pthread_mutex_lock(&log->lock);
-	need_text = !log->json || (log->n_rules && log_event_is_violation(ev));
+	/* Before anything renders it: the text form, the administrator's copy, the line. */
+	log_redact_json(&log->secrets, log_event_json(ev));
+	need_text = !log->json || (log->ignore.n && log_event_is_violation(ev));
 	pthread_mutex_unlock(&log->lock);
 	if (need_text)
 		text = log_text_render(log_event_json(ev), level);

@@ -99,6 +99,16 @@ void log_close(struct log *log);
  */
 void log_set_sandbox(struct log *log, const char *sandbox_id, const char *command_line);
 
+/*
+ * A value no later line may show (a denied or masked credential's):
+ * replaced by "[masked:NAME]" in every string of every event, this log's
+ * and the administrator's copy. 0 or -ENOMEM; values shorter than
+ * LOG_REDACT_MIN (log_redact.h) are not registered.
+ */
+int log_add_secret(struct log *log, const char *name, const char *value);
+/* buf (NUL-terminated, cap bytes) with the secrets replaced, cut to fit; "[masked]" when out of memory. */
+void log_redact_in_place(struct log *log, char *buf, size_t cap);
+
 /* The user the sandboxed command runs as, stamped on every later line as user.id and user.name. */
 void log_set_user(struct log *log, unsigned uid, const char *name);
 

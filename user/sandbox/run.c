@@ -441,12 +441,40 @@ static void set_log_ignore(struct sandbox_run *r)
 	log_set_ignore(r->log, rules, k);
 }
 
+/*
+ * The values of the credentials the policy denies: no log line (this
+ * sandbox's or the administrator's copy), registry entry or `ps` shows them.
+ */
+static int register_secrets(struct sandbox_run *r)
+{
+	char **env = r->req.for_caller ? r->req.caller_env : environ;
+
+	for (char **v = env; v && *v; v++) {
+		const char *eq = strchr(*v, '=');
+		char name[256];
+		size_t len;
+
+		if (!eq || (len = (size_t)(eq - *v)) >= sizeof(name))
+			continue;
+		memcpy(name, *v, len);
+		name[len] = 0;
+		if (policy_env_denied(r->policy, name) && log_add_secret(r->log, name, eq + 1))
+			return -ENOMEM;
+	}
+	log_redact_in_place(r->log, r->command_line, sizeof(r->command_line));
+	return 0;
+}
+
 /* Everything up to the command's exec; on failure the command never ran. */
 int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 {
 	struct errmsg em = { { 0 } };
 	int err;
 
+	err = register_secrets(r);
+	if (err)
+		return errmsg_set(&em, err, "keeping denied credentials out of the log"),
+		       sandbox_run_failed(r, "credentials", &em), err;
 	set_log_ignore(r);
 	err = block_signals(r);
 	if (err)
