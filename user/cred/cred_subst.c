@@ -298,7 +298,7 @@ int cred_stream_feed(struct cred_stream *s, const void *in, size_t len, struct c
 	size_t n = s->hold_len + len, pos, tail;
 	int ret;
 
-	if (!s->max_len)
+	if (!s->max_len || !n)
 		return cred_buf_append(out, in, len);
 	if (len > SIZE_MAX - s->hold_len)
 		return -ENOMEM;
