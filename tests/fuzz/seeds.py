@@ -64,7 +64,7 @@ def byte_arrays(*files):
 
 def seeds():
     s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
-                            "git_config", "tls_leaf_key", "cred_jwt", "cred_subst")}
+                            "git_config", "tls_leaf_key", "cred_jwt", "cred_subst", "cred_extract")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -121,6 +121,12 @@ def seeds():
         s["cred_subst"].add(b"\x01" + b"\x01" + bytes([len(sent[:15])]) + sent[:15] + b"\x04real" +
                             b"\x00\x02zz\x03xyz" + b"\x05" + body)
         s["cred_subst"].add(b"\x00\x01\x04abcd\x01\x31\x07" + b"xabcdabcabcdx" + body)
+    for pattern, value in ((b"://[^:]+:([^@]+)@", b"postgres://alice:s3cret@db.example.com:5432/db"),
+                           (b"(?:secret|backup)=([^;]+)", b"id=abc;secret=tok-A;backup=tok-B;secret=tok-A"),
+                           (b"pw=([^ ]+)", b"pw=hunter2 # hunter2"), (b"id=(\\d+)", b"id=123x"),
+                           (b"([\\w.-]+)@", b"john.doe-1@x")):
+        for flag in (b"\x00", b"\x01"):
+            s["cred_extract"].add(pattern + b"\x00" + flag + value)
     for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
         s["parsers"].add(dns_query(name, 1))
         s["parsers"].add(dns_query(name, 28))

@@ -151,6 +151,8 @@ static void test_js_meaning(void **state)
 		{ "\\x41(B+)", "ABB", "BB" },
 		{ "([\\^-]+)", "a^-^b", "^-^" },
 		{ "(\\^)", "a^b", "^" },
+		{ "(a{2,3})", "aaaa", "aaa" },
+		{ "(?:x)+(y{1,})", "xxyy", "yy" },
 	};
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -178,7 +180,8 @@ static void test_refused(void **state)
 		"(?i)(a)", "(a)\\1", "\\b(a)", "(a)\\B", "(\\D+)", "(\\W)", "(\\S)",
 		"(\\u0041)", "(\\p{L})", "(a){", "(a)x{,2}", "([])", "([é])", "no group",
 		"(?:only)", "(a)**", "(*a)", "(a)\\", "(é+)", "([z-a])", "(\\x00)",
-		"(\\xff)", "(unclosed", "([abc)",
+		"(\\xff)", "(unclosed", "([abc)", "(a{256})", "(a{1,1000})", "(ab){2}",
+		"((a)){3,}", "(a{0001})",
 	};
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {

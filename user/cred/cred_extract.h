@@ -18,7 +18,9 @@
  * cannot give JS's meaning: lazy quantifiers, lookaround, named groups,
  * inline flags, backreferences, \b \B \D \W \S \u \p \c \k and other
  * escapes, non-ASCII bytes inside a class, an empty class, a '{' that is not
- * a quantifier, a pattern without a capturing group. One difference is left
+ * a quantifier, a pattern without a capturing group. For the supervisor's
+ * sake it also refuses patterns over 1024 bytes, counts over 255 and a count
+ * on a group ((ab){2}: regcomp expands it). One difference is left
  * and documented: where two alternatives of '|' both match at one place, JS
  * takes the first that lets the whole match succeed, POSIX the longest; so
  * write alternatives that cannot both match at the same place (srt's own
@@ -58,7 +60,8 @@ void cred_extract_free(struct cred_extract *x);
 const char *cred_extract_posix(const struct cred_extract *x);
 
 /*
- * Masks value[0..len) (no NUL in it) for the credential name: sentinels
+ * Masks value[0..len) (no NUL in it, a NUL at value[len]) for the
+ * credential name: sentinels
  * into t, the value the command sees into *fake (malloc'd, NUL-terminated),
  * *captures (when not NULL) the distinct values masked. 0; -ENOENT when no
  * match captured anything (t untouched: apply onExtractNoMatch); -EINVAL

@@ -12,6 +12,7 @@
 
 struct tr {
 	const char *p;		/* the next JS character */
+	bool closed;		/* the last item was a group's ')' */
 	struct cred_buf out;
 	size_t groups;		/* ERE subexpressions opened so far */
 	size_t js_groups;	/* JS capturing groups opened so far */
@@ -61,9 +62,10 @@ static void add_range(bool *set, int from, int to)
 /* A class escape's bytes (\d \w \s and single characters) into set. */
 static int class_escape(struct tr *t, bool *set, int *single)
 {
-	char c = *t->p++;
+	char c = *t->p;
 	unsigned char b;
 
+	t->p += c != '\0';	/* never past the end */
 	*single = -1;
 	switch (c) {
 	case 'd': add_range(set, '0', '9'); return 0;
@@ -179,35 +181,47 @@ static int escape(struct tr *t)
 	return emit_set(t, set, false);
 }
 
-/* {n}, {n,}, {n,m} copied; any other '{' is a literal JS accepts and POSIX does not. */
-static int brace(struct tr *t)
+/*
+ * {n}, {n,}, {n,m} copied; any other '{' is a literal JS accepts and POSIX
+ * does not. Counts stay at most 255 and never apply to a group: regcomp
+ * expands them, and the supervisor must not be made to build a huge regex.
+ */
+static int brace(struct tr *t, bool after_group)
 {
 	const char *p = t->p + 1;
+	char *end;
 	int ret;
 
 	if (!isdigit((unsigned char)*p))
 		return refuse(t, "a '{' that is not a quantifier");
-	while (isdigit((unsigned char)*p))
+	for (int i = 0; i < 2; i++) {
+		if (strtoul(p, &end, 10) > 255 || end - p > 3)
+			return refuse(t, "a count over 255");
+		p = end;
+		if (i || *p != ',')
+			break;
 		p++;
-	if (*p == ',')
-		for (p++; isdigit((unsigned char)*p);)
-			p++;
+		if (!isdigit((unsigned char)*p))
+			break;
+	}
 	if (*p != '}')
 		return refuse(t, "a '{' that is not a quantifier");
+	if (after_group)
+		return refuse(t, "a counted group (a bound on the regex's size)");
 	p++;
 	ret = cred_buf_append(&t->out, t->p, (size_t)(p - t->p));
 	t->p = p;
 	return ret;
 }
 
-static int quantifier(struct tr *t, bool atom)
+static int quantifier(struct tr *t, bool atom, bool after_group)
 {
 	int ret;
 
 	/* JS repeats one UTF-16 unit, a byte regex one byte of it. */
 	if (!atom)
 		return refuse(t, "a quantifier with nothing (or a non-ASCII byte) to repeat");
-	ret = *t->p == '{' ? brace(t) : put_char(t, *t->p++);
+	ret = *t->p == '{' ? brace(t, after_group) : put_char(t, *t->p++);
 	if (!ret && *t->p == '?')
 		return refuse(t, "a lazy quantifier");
 	if (!ret && *t->p && strchr("*+?{", *t->p))
@@ -242,7 +256,7 @@ static int item(struct tr *t, bool *atom)
 	case '\\': *atom = true; t->p++; return escape(t);
 	case '.': *atom = true; t->p++; return put(t, "[^\n\r]");
 	case '*': case '+': case '?': case '{': {
-		int ret = quantifier(t, *atom);
+		int ret = quantifier(t, *atom, t->closed);
 
 		*atom = false;
 		return ret;
@@ -273,8 +287,14 @@ int cred_regex_from_js(const char *js, char **ere, size_t *group1, char *why, si
 
 	if (why_len)
 		why[0] = '\0';
-	while (*t.p && !ret)
+	if (strlen(js) > CRED_REGEX_MAX)
+		return refuse(&t, "a pattern over 1024 bytes");
+	while (!ret && *t.p) {
+		bool closing = *t.p == ')';
+
 		ret = item(&t, &atom);
+		t.closed = closing;
+	}
 	if (!ret && !t.js_groups)
 		ret = refuse(&t, "a pattern without a capturing group");
 	if (!ret)

@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 
+/* The longest pattern taken: a policy's regex is compiled in the supervisor. */
+#define CRED_REGEX_MAX 1024
+
 /*
  * *ere (malloc'd) and *group1, the ERE's subexpression index of JS's
  * capture group 1. 0; -EINVAL with why; -ENOMEM.
