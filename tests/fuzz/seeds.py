@@ -5,6 +5,7 @@ string literals and byte arrays) and the example policies.
 
 usage: seeds.py OUTDIR   (writes OUTDIR/<target>/<sha1> for every target)
 """
+import base64
 import hashlib
 import pathlib
 import re
@@ -63,7 +64,8 @@ def byte_arrays(*files):
 
 def seeds():
     s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
-                            "git_config", "tls_leaf_key", "cred_sigv4")}
+                            "git_config", "tls_leaf_key", "cred_sigv4", "cred_jwt", "cred_subst",
+                            "cred_extract")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -119,12 +121,32 @@ def seeds():
             s["cred_sigv4"].add(b"/a/./b/../%20c\nb=2&a=%E1%88%B4\n" +
                                 lit.replace(b"fake_value_e5b0c442-98fc-1c14", b"fake_value_0001") +
                                 b"\nX-Amz-Date:20150830T123600Z\nHost:example.test\nx-amz-content-sha256:UNSIGNED-PAYLOAD")
+    for header, payload, sig in ((b'{"alg":"RS256","typ":"JWT"}', b'{"sub":"user-1234","n":1}', b"c2ln"),
+                                 (b'{"alg":"none"}', b'{}', b""),
+                                 (b'{"alg":"HS256"}', b'{"email":"a.very.long.address@example.com",'
+                                  b'"exp":2000000000,"nested":{"a":[1,2]}}', b"abc_-")):
+        s["cred_jwt"].add(b64url(header) + b"." + b64url(payload) + b"." + sig)
+    sent = b"fake_value_0f0f0f0f-1111-4222-8333-444455556666"
+    for body in (b'{"key":"' + sent + b'"}', sent + sent + b"tail", b"ab" + sent[:20]):
+        s["cred_subst"].add(b"\x01" + b"\x01" + bytes([len(sent[:15])]) + sent[:15] + b"\x04real" +
+                            b"\x00\x02zz\x03xyz" + b"\x05" + body)
+        s["cred_subst"].add(b"\x00\x01\x04abcd\x01\x31\x07" + b"xabcdabcabcdx" + body)
+    for pattern, value in ((b"://[^:]+:([^@]+)@", b"postgres://alice:s3cret@db.example.com:5432/db"),
+                           (b"(?:secret|backup)=([^;]+)", b"id=abc;secret=tok-A;backup=tok-B;secret=tok-A"),
+                           (b"pw=([^ ]+)", b"pw=hunter2 # hunter2"), (b"id=(\\d+)", b"id=123x"),
+                           (b"([\\w.-]+)@", b"john.doe-1@x")):
+        for flag in (b"\x00", b"\x01"):
+            s["cred_extract"].add(pattern + b"\x00" + flag + value)
     for name in (b"example.com", b"api.github.com", b"a.b.c.d.e.example"):
         s["parsers"].add(dns_query(name, 1))
         s["parsers"].add(dns_query(name, 28))
         s["parsers"].add(dns_answer(name))
         s["parsers"].add(client_hello(name))
     return s
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=")
 
 
 def dns_name(name):
