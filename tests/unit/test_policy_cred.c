@@ -410,6 +410,37 @@ static void test_aws(void **state)
 	diag_list_free(&d);
 }
 
+static void test_show(void **state)
+{
+	struct diag_list d;
+	struct policy *p = ok(POL("{\"envVars\": [{\"name\": \"GH\", \"mode\": \"mask\", "
+				  "\"decode\": \"jwt\", \"maskClaims\": [\"sub\"]}, "
+				  "{\"name\": \"OLD\", \"mode\": \"deny\"}], "
+				  "\"sigv4\": {\"sigv4a\": \"passthrough\"}}"), &d);
+	char *text = policy_to_json(p);
+	cJSON *root = cJSON_Parse(text), *cred, *ev, *gh;
+
+	assert_non_null(root);
+	cred = cJSON_GetObjectItem(root, "credentials");
+	ev = cJSON_GetObjectItem(cred, "envVars");
+	assert_int_equal(cJSON_GetArraySize(ev), 2);
+	gh = cJSON_GetArrayItem(ev, 0);
+	assert_string_equal(cJSON_GetObjectItem(gh, "mode")->valuestring, "mask");
+	assert_string_equal(cJSON_GetObjectItem(gh, "decode")->valuestring, "jwt");
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(gh, "maskClaims"), 0)->valuestring,
+			    "sub");
+	/* The default hosts, filled in. */
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(gh, "injectHosts")), 3);
+	assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(ev, 1), "injectHosts"));
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cred, "sigv4"), "sigv4a")->valuestring,
+			    "passthrough");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cred, "allowPlaintextInject")));
+	cJSON_Delete(root);
+	free(text);
+	policy_free(p);
+	diag_list_free(&d);
+}
+
 /* ---- the ceiling ---- */
 
 struct run {
@@ -601,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_needs_tls),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_aws),
+		cmocka_unit_test(test_show),
 		cmocka_unit_test(test_ceiling_admin_masks),
 		cmocka_unit_test(test_ceiling_admin_denies),
 		cmocka_unit_test(test_ceiling_flags),

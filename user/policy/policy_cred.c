@@ -36,17 +36,6 @@ static const struct key_spec cred_keys[] = {
 static const struct key_spec env_keys[] = { { "name", KEY_KNOWN, NULL }, MASK_KEYS };
 static const struct key_spec file_keys[] = { { "path", KEY_KNOWN, NULL }, MASK_KEYS };
 
-bool env_name_ok(const char *s)
-{
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return false;
-	for (s++; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
-}
-
 /* An entry's mode: 0 and *mode, or -1 (reported). */
 static int parse_mode(struct pctx *c, const cJSON *e, const char *path, enum policy_cred_mode *mode)
 {
@@ -68,22 +57,6 @@ static int parse_mode(struct pctx *c, const cJSON *e, const char *path, enum pol
 	}
 	free(mp);
 	return ret;
-}
-
-const struct policy_cred_rule *policy_cred_find(const struct policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->cred.n_env; i++)
-		if (!strcmp(p->cred.env[i].name, name))
-			return &p->cred.env[i];
-	return NULL;
-}
-
-bool policy_cred_masks(const struct policy *p)
-{
-	for (size_t i = 0; i < p->cred.n_env; i++)
-		if (p->cred.env[i].mode == POLICY_CRED_MASK)
-			return true;
-	return false;
 }
 
 /*

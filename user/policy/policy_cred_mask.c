@@ -8,6 +8,7 @@
  * allowedDomains (ports dropped) must cover; a masked entry's list may not
  * be explicitly empty, nor name a host tlsTerminate.excludeDomains wholly
  * leaves opaque, since the proxy substitutes only inside terminated TLS.
+ * Also what the other credential files look rules up with.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,33 @@
 #include <string.h>
 
 #include "policy_json.h"
+
+bool env_name_ok(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+const struct policy_cred_rule *policy_cred_find(const struct policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->cred.n_env; i++)
+		if (!strcmp(p->cred.env[i].name, name))
+			return &p->cred.env[i];
+	return NULL;
+}
+
+bool policy_cred_masks(const struct policy *p)
+{
+	for (size_t i = 0; i < p->cred.n_env; i++)
+		if (p->cred.env[i].mode == POLICY_CRED_MASK)
+			return true;
+	return false;
+}
 
 void policy_cred_rule_free(struct policy_cred_rule *r)
 {
