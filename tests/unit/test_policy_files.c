@@ -200,6 +200,18 @@ static void test_srt_file_semantics(void **state)
 	assert_true(p->fs_disabled);
 	assert_int_equal(p->n_fs_rules, 0);
 	policy_free(p);
+
+	/* credentials.files: read denies of their own name. */
+	p = load_one("tests/policies/srt/credentials-files.json");
+	policy_decide_read(p, HOME "/.aws/credentials", &fd);
+	assert_false(fd.allowed);
+	assert_string_equal(fd.rule_name, "credentials.files[1]:denyRead:" HOME "/.aws");
+	policy_decide_read(p, HOME "/.netrc", &fd);
+	assert_false(fd.allowed);
+	policy_decide_read(p, HOME "/.bashrc", &fd);
+	assert_true(fd.allowed);
+	assert_true(policy_env_denied(p, "GITHUB_TOKEN"));
+	policy_free(p);
 }
 
 struct bad {

@@ -175,7 +175,8 @@ struct policy_cred_rule {
 	/*
 	 * Where the real value may go: host patterns, any port. Without
 	 * injectHosts in the file (inject_defaulted) it is allowedDomains with
-	 * their ports dropped, filled in here.
+	 * their ports dropped, filled in here. The list is what is in force
+	 * (under a ceiling, what both policies name): empty means nowhere.
 	 */
 	struct domain_pattern *inject_hosts;
 	size_t n_inject_hosts;
@@ -214,7 +215,7 @@ enum policy_git_new {
 };
 
 struct policy {
-	/* filesystem: all four kinds, in file order, then implicit rules */
+	/* filesystem: all four kinds, in file order, then implicit rules, then credentials.files denies */
 	struct fs_rule *fs_rules;
 	size_t n_fs_rules;
 	bool fs_disabled;	/* filesystem.disabled: no rules at all, mandatory included */
