@@ -293,6 +293,17 @@ static void test_inject_hosts(void **state)
 			 "[\"bank.example.com\"]}")),
 		"credentials.envVars[0].injectHosts[0]", "is entirely covered by "
 		"network.tlsTerminate.excludeDomains");
+	/* Outside allowedDomains and excluded: both said. */
+	refused("{\"network\": {\"allowedDomains\": [\"api.example.com\"], \"deniedDomains\": [], "
+		"\"tlsTerminate\": {\"excludeDomains\": [\"*.example.org\"]}}, " FS_MIN
+		", \"credentials\": " ENVS("{\"name\": \"X\", \"mode\": \"mask\", \"injectHosts\": "
+					  "[\"a.example.org\"]}") "}",
+		"credentials.envVars[0].injectHosts[0]", "not reachable");
+	refused("{\"network\": {\"allowedDomains\": [\"api.example.com\"], \"deniedDomains\": [], "
+		"\"tlsTerminate\": {\"excludeDomains\": [\"*.example.org\"]}}, " FS_MIN
+		", \"credentials\": " ENVS("{\"name\": \"X\", \"mode\": \"mask\", \"injectHosts\": "
+					  "[\"a.example.org\"]}") "}",
+		"credentials.envVars[0].injectHosts[0]", "entirely covered");
 	/* The default list wholly excluded: injected nowhere. */
 	refused("{\"network\": {\"allowedDomains\": [\"bank.example.com:443\"], \"deniedDomains\": [], "
 		"\"tlsTerminate\": {\"excludeDomains\": [\"bank.example.com\"]}}, " FS_MIN

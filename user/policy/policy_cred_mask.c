@@ -167,6 +167,7 @@ static void parse_one_host(struct pctx *c, const cJSON *it, const char *ip,
 {
 	struct domain_pattern h;
 	const char *s = jelem_string(c, it, ip, true), *why;
+	bool ok = true;
 
 	if (!s)
 		return;
@@ -179,16 +180,21 @@ static void parse_one_host(struct pctx *c, const cJSON *it, const char *ip,
 		     "to the host on any port its allowedDomains entries allow)", s);
 		return;
 	}
-	if (!host_allowed(c->p, &h))
+	/* Both reported, as srt does. */
+	if (!host_allowed(c->p, &h)) {
 		perr(c, ip, "injectHosts entry \"%s\" is not reachable via network.allowedDomains — "
 		     "add \"%s\" (or a covering wildcard) to allowedDomains, or remove it from "
 		     "injectHosts.", s, s);
-	else if (r->mode == POLICY_CRED_MASK && c->p->tls.enabled && host_excluded(c->p, &h))
+		ok = false;
+	}
+	if (r->mode == POLICY_CRED_MASK && c->p->tls.enabled && host_excluded(c->p, &h)) {
+		ok = false;
 		perr(c, ip, "injectHosts entry \"%s\" is entirely covered by "
 		     "network.tlsTerminate.excludeDomains. Credential injection only runs on "
 		     "TLS-terminated connections, so this host would receive the placeholder instead "
 		     "of the credential. Remove it from one of the two lists.", s);
-	else
+	}
+	if (ok)
 		push_host(c, r, &h);
 }
 
