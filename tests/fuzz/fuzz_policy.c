@@ -89,6 +89,24 @@ static void check_policy(const struct policy *p, const char *target)
 	FUZZ_CHECK(p->tls.enabled || !policy_tls_terminates(p, "example.com", 443));
 	FUZZ_CHECK(!p->tls.enabled || (p->tls.max_tunnels >= 1 && p->tls.max_tunnels <= 65536));
 	FUZZ_CHECK(!p->tls.ca_cert_path == !p->tls.ca_key_path);
+	/* Credentials: hosts without a port, pairs of whole-value masks, denies in env_deny. */
+	for (size_t i = 0; i < p->cred.n_env; i++) {
+		const struct policy_cred_rule *r = &p->cred.env[i];
+
+		FUZZ_CHECK(r->name && r->name[0]);
+		FUZZ_CHECK(r->mode == POLICY_CRED_MASK || policy_env_denied(p, r->name));
+		FUZZ_CHECK(!r->n_mask_claims || r->decode_jwt);
+		for (size_t k = 0; k < r->n_inject_hosts; k++)
+			FUZZ_CHECK(r->inject_hosts[k].port == 0);
+	}
+	FUZZ_CHECK(!policy_cred_masks(p) || p->tls.enabled || p->cred.allow_plaintext_inject);
+	for (size_t i = 0; i < p->cred.n_aws_pairs; i++) {
+		const struct policy_cred_rule *k = policy_cred_find(p, p->cred.aws_pairs[i].key_id_var);
+		const struct policy_cred_rule *s = policy_cred_find(p, p->cred.aws_pairs[i].secret_var);
+
+		FUZZ_CHECK(k && k->mode == POLICY_CRED_MASK && !k->extract && !k->decode_jwt);
+		FUZZ_CHECK(s && s->mode == POLICY_CRED_MASK && !s->extract && !s->decode_jwt);
+	}
 	for (size_t i = 0; i < p->n_strip_response_headers; i++)
 		FUZZ_CHECK(p->strip_response_headers[i][0] != '\0');
 	if (target) {
@@ -127,6 +145,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.cwd = "/nonexistent/fuzz-cwd",
 		.home = "/nonexistent/fuzz-home",
 		.strict = size & 1,
+		/* Masking's rules reach show and the checks below too. */
+		.mask_unrefused = size & 2,
 	};
 	struct diag_list diags = DIAG_LIST_INIT;
 	const uint8_t *nul = memchr(data, 0, size);

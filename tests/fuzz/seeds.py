@@ -72,6 +72,17 @@ def seeds():
         s["policy"].add(data)
         s["policy"].add(data + b"\0~/.ssh/id_rsa")
         s["policy"].add(data + b"\0api.github.com:443")
+    # Masked credentials (size & 2 lets masking through): every option once.
+    s["policy"].add(b'{"network": {"allowedDomains": ["api.example.com", "*.github.com:443"], '
+                    b'"deniedDomains": [], "tlsTerminate": {"excludeDomains": ["x.example.com"]}}, '
+                    b'"filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}, '
+                    b'"credentials": {"envVars": [{"name": "GH", "mode": "mask", "injectHosts": '
+                    b'["api.github.com"], "extract": "(?<t>ghp_\\w+)", "onExtractNoMatch": "deny"}, '
+                    b'{"name": "J", "mode": "mask", "decode": "jwt", "maskClaims": ["sub"], '
+                    b'"maskDuplicates": true}, {"name": "AWS_ACCESS_KEY_ID", "mode": "mask"}, '
+                    b'{"name": "AWS_SECRET_ACCESS_KEY", "mode": "mask"}, {"name": "D", "mode": "deny"}], '
+                    b'"files": [{"path": "~/.netrc", "mode": "mask"}], "allowPlaintextInject": true, '
+                    b'"awsPairs": [], "sigv4": {"streaming": "passthrough"}}}')
     for lit in literals("test_policy.c", "test_policy_decide.c", "test_policy_files.c",
                         "test_policy_paths.c"):
         if lit.lstrip().startswith(b"{"):

@@ -200,6 +200,18 @@ static void test_srt_file_semantics(void **state)
 	assert_true(p->fs_disabled);
 	assert_int_equal(p->n_fs_rules, 0);
 	policy_free(p);
+
+	/* credentials.files: read denies of their own name. */
+	p = load_one("tests/policies/srt/credentials-files.json");
+	policy_decide_read(p, HOME "/.aws/credentials", &fd);
+	assert_false(fd.allowed);
+	assert_string_equal(fd.rule_name, "credentials.files[1]:denyRead:" HOME "/.aws");
+	policy_decide_read(p, HOME "/.netrc", &fd);
+	assert_false(fd.allowed);
+	policy_decide_read(p, HOME "/.bashrc", &fd);
+	assert_true(fd.allowed);
+	assert_true(policy_env_denied(p, "GITHUB_TOKEN"));
+	policy_free(p);
 }
 
 struct bad {
@@ -219,8 +231,10 @@ static const struct bad bad_files[] = {
 	{ "trailing-garbage.json", { "" } },
 	{ "top-level-array.json", { "" } },
 	{ "duplicate-key.json", { "network.allowedDomains" } },
-	{ "mask-credential.json", { "credentials.envVars[0].mode" } },
-	{ "credential-files.json", { "credentials.files" } },
+	{ "mask-credential.json", { "credentials", "credentials.envVars[0].injectHosts[0]",
+				    "credentials.envVars[1].extract",
+				    "credentials.awsPairs[0].accessKeyIdVar", "credentials.envVars[0].mode" } },
+	{ "credential-files.json", { "credentials.files[0].path", "credentials.files[1].maskClaims" } },
 	{ "tls-terminate.json", { "network.tlsTerminate.caKeyPath", "network.tlsTerminate.maxTunnels",
 				  "network.tlsTerminate.excludeDomains[0]", "network.stripResponseHeaders[0]",
 				  "network.ambiguousRequestTarget" } },

@@ -103,6 +103,12 @@ static void format_text(struct domain_pattern *p)
 		snprintf(p->text + n, sizeof(p->text) - n, ":%u", p->port);
 }
 
+void domain_pattern_any_port(struct domain_pattern *p)
+{
+	p->port = 0;
+	format_text(p);
+}
+
 int domain_pattern_parse(const char *s, bool deny_list, struct domain_pattern *out,
 			 const char **err)
 {

@@ -40,6 +40,9 @@ struct domain_pattern {
 int domain_pattern_parse(const char *s, bool deny_list, struct domain_pattern *out,
 			 const char **err);
 
+/* The same hosts on any port (the port dropped, the text remade). */
+void domain_pattern_any_port(struct domain_pattern *p);
+
 /* Does a canonical host (from host_canonicalise) and port match the pattern? */
 bool domain_pattern_match(const struct domain_pattern *p, const char *canon_host,
 			  unsigned port);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,6 +109,7 @@ void policy_free(struct policy *p)
 	free(p->denied_addrs);
 	strv_free(p->allow_unix_sockets, p->n_allow_unix_sockets);
 	strv_free(p->env_deny, p->n_env_deny);
+	policy_credentials_free(&p->cred);
 	strv_free(p->git_safe_dirs, p->n_git_safe_dirs);
 	strv_free(p->env_allow, p->n_env_allow);
 	strv_free(p->device_allow, p->n_device_allow);
@@ -225,6 +227,24 @@ static void parse_top(struct pctx *c, const cJSON *root)
 		       "mandatory names at any depth");
 }
 
+/*
+ * Until the proxy puts real values back, a policy that masks would run with
+ * sentinels nobody replaces: refused here, once, after every other check of
+ * the file has been reported. The integrator of substitution removes this.
+ */
+static void refuse_unsubstituted_mask(struct pctx *c)
+{
+	for (size_t i = 0; i < c->p->cred.n_env; i++) {
+		char path[64];
+
+		if (c->p->cred.env[i].mode != POLICY_CRED_MASK)
+			continue;
+		snprintf(path, sizeof(path), "credentials.envVars[%zu].mode", i);
+		perr(c, path, "masking is parsed but the proxy does not substitute yet: use \"deny\", "
+		     "or keep the variable out of the sandbox");
+	}
+}
+
 static bool blank(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -280,6 +300,8 @@ int policy_load_buffer(const char *name, const char *json, size_t len,
 		goto out;
 	}
 	parse_top(&c, root);
+	if (!(opts && opts->mask_unrefused))
+		refuse_unsubstituted_mask(&c);
 	if (!c.p->denied_reasons)
 		c.p->denied_reasons = pcheck(&c, calloc(c.p->n_denied_domains + 1,
 							sizeof(char *)));

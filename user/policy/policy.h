@@ -161,6 +161,65 @@ struct policy_mitm {
 };
 void policy_mitm_free(struct policy_mitm *m);
 
+/*
+ * credentials (policy_cred.c, policy_cred_mask.c), with srt's meaning. A
+ * rule of credentials.envVars: "deny" removes the variable from the
+ * command's environment (its name is in policy.env_deny too); "mask" gives
+ * the command a sentinel in its place, which the proxy swaps for the real
+ * value only in requests to inject_hosts.
+ */
+struct policy;
+enum policy_cred_mode { POLICY_CRED_DENY, POLICY_CRED_MASK };
+/* onExtractNoMatch: the value passes unmasked with a warning, is removed, or the run fails. */
+enum policy_cred_no_match { POLICY_NO_MATCH_WARN, POLICY_NO_MATCH_DENY, POLICY_NO_MATCH_ERROR };
+/* credentials.sigv4: a signed AWS request the proxy cannot re-sign. */
+enum policy_sigv4_mode { POLICY_SIGV4_DENY, POLICY_SIGV4_PASSTHROUGH };
+
+struct policy_cred_rule {
+	char *name;			/* the variable */
+	enum policy_cred_mode mode;
+	/* What of the value is masked; the fields below matter for "mask" only. */
+	char *extract;			/* ECMAScript regex source (>= 1 group), NULL = the whole value */
+	enum policy_cred_no_match on_no_match;
+	bool decode_jwt;		/* decode: "jwt" */
+	char **mask_claims;		/* maskClaims; needs decode_jwt */
+	size_t n_mask_claims;
+	bool mask_duplicates;
+	/*
+	 * Where the real value may go: host patterns, any port. Without
+	 * injectHosts in the file (inject_defaulted) it is allowedDomains with
+	 * their ports dropped, filled in here. The list is what is in force
+	 * (under a ceiling, what both policies name): empty means nowhere.
+	 */
+	struct domain_pattern *inject_hosts;
+	size_t n_inject_hosts;
+	bool inject_defaulted;
+	/* Under a ceiling: the administrator's rule, the caller having none for it. */
+	bool from_ceiling;
+};
+
+/* credentials.awsPairs: masked variables re-signed together (SigV4). */
+struct policy_aws_pair {
+	char *key_id_var, *secret_var;
+	char *session_var;		/* NULL when not given */
+	bool implicit;			/* srt's own pairing of AWS_ACCESS_KEY_ID, ... */
+};
+
+struct policy_credentials {
+	struct policy_cred_rule *env;	/* credentials.envVars in file order */
+	size_t n_env;
+	struct policy_aws_pair *aws_pairs;
+	size_t n_aws_pairs;
+	enum policy_sigv4_mode sigv4_streaming, sigv4_presigned, sigv4a;
+	bool allow_plaintext_inject;
+};
+void policy_cred_rule_free(struct policy_cred_rule *r);
+void policy_credentials_free(struct policy_credentials *cr);
+/* The envVars rule for name, or NULL. */
+const struct policy_cred_rule *policy_cred_find(const struct policy *p, const char *name);
+/* Does any envVars rule mask? */
+bool policy_cred_masks(const struct policy *p);
+
 /* bpfbox.git.newRepositories: what becomes of a repository the sandbox makes (docs/git.md). */
 enum policy_git_new {
 	POLICY_GIT_STRICT, /* executing config keys logged at the end and removed (the default) */
@@ -169,7 +228,7 @@ enum policy_git_new {
 };
 
 struct policy {
-	/* filesystem: all four kinds, in file order, then implicit rules */
+	/* filesystem: all four kinds, in file order, then implicit rules, then credentials.files denies */
 	struct fs_rule *fs_rules;
 	size_t n_fs_rules;
 	bool fs_disabled;	/* filesystem.disabled: no rules at all, mandatory included */
@@ -207,6 +266,8 @@ struct policy {
 	/* credentials.envVars with mode "deny": removed from the child's environment */
 	char **env_deny;
 	size_t n_env_deny;
+	/* credentials as a whole: every envVars rule (deny ones too), awsPairs, sigv4 */
+	struct policy_credentials cred;
 
 	/* git.safeDirectories, absolute (exec passes them as GIT_CONFIG_* safe.directory) */
 	char **git_safe_dirs;
@@ -281,6 +342,11 @@ struct policy_load_opts {
 	 */
 	bool guard;
 	uid_t guard_uid;
+	/*
+	 * Tests only, until the proxy substitutes: load a policy that masks
+	 * instead of refusing it (policy.c, refuse_unsubstituted_mask).
+	 */
+	bool mask_unrefused;
 };
 
 /*

@@ -63,6 +63,8 @@ void ceiling_network(struct ceiling *c);
 void ceiling_tls(struct ceiling *c);
 /* Called by ceiling_bpfbox between bpfbox.git and bpfbox.limits. */
 void ceiling_env(struct ceiling *c);
+/* Called by ceiling_env first: credentials.envVars rules, awsPairs, sigv4, allowPlaintextInject. */
+void ceiling_cred(struct ceiling *c);
 void ceiling_bpfbox(struct ceiling *c);
 
 #endif

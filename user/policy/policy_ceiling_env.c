@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The environment under a ceiling: credentials.envVars denies united,
+ * The environment under a ceiling: credentials.envVars rules variable by
+ * variable (policy_ceiling_cred.c), their denies united,
  * bpfbox.env.allow lists intersected entry by entry (names, and prefixes
  * ending in '*'), and each allow entry of the caller that loses ground named.
  */
@@ -101,6 +102,7 @@ void ceiling_env(struct ceiling *c)
 	const struct policy *a = c->admin, *u = c->caller;
 	struct policy *p = c->p;
 
+	ceiling_cred(c);
 	for (size_t i = 0; i < a->n_env_deny; i++)
 		ceiling_strv_add_unique(c, &p->env_deny, &p->n_env_deny, a->env_deny[i]);
 	for (size_t i = 0; i < u->n_env_deny; i++)

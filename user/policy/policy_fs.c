@@ -248,6 +248,25 @@ out:
 	free(spec);
 }
 
+void policy_fs_add_named(struct pctx *c, enum fs_rule_kind kind, const char *raw,
+			 const char *path, const char *prefix)
+{
+	size_t first = c->p->n_fs_rules;
+
+	add_entry(c, kind, raw, false, path);
+	for (size_t i = first; i < c->p->n_fs_rules; i++) {
+		struct fs_rule *r = &c->p->fs_rules[i];
+		char *name;
+
+		if (!r->name || asprintf(&name, "%s%s", prefix, r->name) < 0) {
+			c->oom = true;
+			return;
+		}
+		free(r->name);
+		r->name = name;
+	}
+}
+
 static const struct key_spec entry_keys[] = {
 	{ "path", KEY_KNOWN, NULL },
 	{ "literal", KEY_KNOWN, NULL },

@@ -101,6 +101,24 @@ void policy_parse_tls(struct pctx *c, const cJSON *net);
 /* network.mitmProxy: policy_mitm.c */
 void policy_parse_mitm(struct pctx *c, const cJSON *net);
 void policy_parse_credentials(struct pctx *c, const cJSON *cred);
+/* An envVars or files entry's masking options into r (r->mode set first): policy_cred_mask.c */
+void policy_parse_cred_mask(struct pctx *c, const cJSON *e, const char *path,
+			    struct policy_cred_rule *r);
+/* credentials.awsPairs and sigv4, after envVars: policy_cred_aws.c */
+void policy_parse_aws(struct pctx *c, const cJSON *cred);
+/* A POSIX identifier: letters, digits and '_', not starting with a digit. */
+bool env_name_ok(const char *s);
+/*
+ * An extract pattern's capturing groups (ECMAScript syntax, as srt's
+ * RegExp reads it), or -EINVAL with *why (static) when RegExp would refuse it.
+ */
+int policy_cred_regex_groups(const char *src, const char **why);
+/*
+ * A filesystem entry of another section (credentials.files): what
+ * filesystem's list of kind would make of raw, each rule's name prefixed.
+ */
+void policy_fs_add_named(struct pctx *c, enum fs_rule_kind kind, const char *raw,
+			 const char *path, const char *prefix);
 void policy_parse_ignore(struct pctx *c, const cJSON *iv);
 void policy_parse_git(struct pctx *c, const cJSON *git);
 void policy_parse_bpfbox(struct pctx *c, const cJSON *bb);

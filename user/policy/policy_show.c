@@ -229,20 +229,65 @@ static void show_net(struct out *o, const struct policy *p, cJSON *root)
 	show_tls(o, p, net);
 }
 
+static void show_cred_rule(struct out *o, cJSON *ev, const struct policy_cred_rule *r)
+{
+	static const char *const no_match[] = { "warn", "deny", "error" };
+	cJSON *e = add(o, ev, NULL, cJSON_CreateObject()), *h;
+
+	if (!e)
+		return;
+	add_str(o, e, "name", r->name);
+	add_str(o, e, "mode", r->mode == POLICY_CRED_MASK ? "mask" : "deny");
+	if (r->mode != POLICY_CRED_MASK)
+		return;
+	if (r->extract)
+		add_str(o, e, "extract", r->extract);
+	add_str(o, e, "onExtractNoMatch", no_match[r->on_no_match]);
+	if (r->decode_jwt)
+		add_str(o, e, "decode", "jwt");
+	if (r->n_mask_claims)
+		add_strv(o, e, "maskClaims", r->mask_claims, r->n_mask_claims);
+	add_bool(o, e, "maskDuplicates", r->mask_duplicates);
+	/* The hosts in force, the default list filled in. */
+	h = add(o, e, "injectHosts", cJSON_CreateArray());
+	for (size_t k = 0; h && k < r->n_inject_hosts; k++)
+		add_str(o, h, NULL, r->inject_hosts[k].text);
+}
+
+static void show_cred_rest(struct out *o, const struct policy *p, cJSON *cred)
+{
+	const struct policy_credentials *c = &p->cred;
+	cJSON *pairs = add(o, cred, "awsPairs", cJSON_CreateArray()), *sig;
+
+	for (size_t i = 0; pairs && i < c->n_aws_pairs; i++) {
+		cJSON *a = add(o, pairs, NULL, cJSON_CreateObject());
+
+		if (!a)
+			continue;
+		add_str(o, a, "accessKeyIdVar", c->aws_pairs[i].key_id_var);
+		add_str(o, a, "secretAccessKeyVar", c->aws_pairs[i].secret_var);
+		if (c->aws_pairs[i].session_var)
+			add_str(o, a, "sessionTokenVar", c->aws_pairs[i].session_var);
+	}
+	add_bool(o, cred, "allowPlaintextInject", c->allow_plaintext_inject);
+	sig = add(o, cred, "sigv4", cJSON_CreateObject());
+	if (!sig)
+		return;
+	add_str(o, sig, "streaming", c->sigv4_streaming ? "passthrough" : "deny");
+	add_str(o, sig, "presigned", c->sigv4_presigned ? "passthrough" : "deny");
+	add_str(o, sig, "sigv4a", c->sigv4a ? "passthrough" : "deny");
+}
+
 static void show_rest(struct out *o, const struct policy *p, cJSON *root)
 {
 	cJSON *cred, *ev, *iv, *git, *bb, *env, *lim, *log, *dev, *net;
 
 	cred = add(o, root, "credentials", cJSON_CreateObject());
 	ev = cred ? add(o, cred, "envVars", cJSON_CreateArray()) : NULL;
-	for (size_t i = 0; ev && i < p->n_env_deny; i++) {
-		cJSON *e = add(o, ev, NULL, cJSON_CreateObject());
-
-		if (e) {
-			add_str(o, e, "name", p->env_deny[i]);
-			add_str(o, e, "mode", "deny");
-		}
-	}
+	for (size_t i = 0; ev && i < p->cred.n_env; i++)
+		show_cred_rule(o, ev, &p->cred.env[i]);
+	if (cred)
+		show_cred_rest(o, p, cred);
 	iv = add(o, root, "ignoreViolations", cJSON_CreateObject());
 	for (size_t i = 0; iv && i < p->n_ignore; i++)
 		add_strv(o, iv, p->ignore[i].command, p->ignore[i].lines, p->ignore[i].n_lines);
