@@ -208,6 +208,36 @@ static struct ev_copy last_event(struct fixture *f, size_t before)
 
 /* ---- setup ---- */
 
+/* Masked credentials as the sandbox gives them: one sentinel, put back inside terminated TLS to up.test only. */
+#define SENTINEL "fake_value_SENTINEL"
+#define REAL "real-SECRET-0123456789"
+
+static ssize_t inject(void *ctx, const char *host, bool plaintext, char *head, size_t len, size_t cap)
+{
+	char out[8192];
+	size_t o = 0, sl = strlen(SENTINEL), rl = strlen(REAL);
+
+	if (plaintext || strcmp(host, "up.test"))
+		return (ssize_t)len;
+	for (size_t i = 0; i < len;) {
+		bool hit = i + sl <= len && !memcmp(head + i, SENTINEL, sl);
+
+		if (o + (hit ? rl : 1) > sizeof(out))
+			return -ENOSPC;
+		if (hit) {
+			memcpy(out + o, REAL, rl);
+			o += rl;
+			i += sl;
+		} else {
+			out[o++] = head[i++];
+		}
+	}
+	if (o > cap)
+		return -ENOSPC;
+	memcpy(head, out, o);
+	return (ssize_t)o;
+}
+
 static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 {
 	/* The refusing fixture also asks Host to match on plain HTTP. */
@@ -220,6 +250,7 @@ static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 		.idle_timeout_ms = 3000,
 		.resolve = resolve,
 		.tls = &f->tls,
+		.inject = inject,
 		.rules = { .refuse_opaque_tunnels = refuse_opaque, .require_host_match = refuse_opaque,
 			   .strip_response_headers = strip,
 			   .n_strip_response_headers = 1 },
@@ -600,6 +631,22 @@ static void test_plain_request_rules(void **state)
 	assert_false(server_saw(f, "/t "));
 }
 
+/* The sentinel in a terminated request's target and headers reaches the server as the real value. */
+static void test_masked_credentials_put_back(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+
+	terminated_request(f, "up.test", "GET /k?key=" SENTINEL " HTTP/1.1\r\nHost: up.test:%u\r\n"
+			   "Authorization: Bearer " SENTINEL "\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "GET /k?key=" REAL " HTTP/1.1"));
+	assert_true(server_saw(f, "Authorization: Bearer " REAL));
+	assert_false(server_saw(f, SENTINEL));
+	/* Never in what comes back: the client sees no real value. */
+	assert_null(strstr(out, REAL));
+}
+
 static void test_max_tunnels(void **state)
 {
 	struct fixture *f = *state;
@@ -880,6 +927,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_terminated_request_reaches_server, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_answer_arrives_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fronting_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_masked_credentials_put_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_and_absolute_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_upstream_name_is_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_upstream_is_502, setup_untrusted, teardown),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The command's environment: deny entries removed, allow-list mode, bpfbox's
- * own variables, and the scrub of bpfbox's initial environment block.
+ * own variables, the scrub of bpfbox's initial environment block, and
+ * masked variables: the command gets sentinels, never the real values.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,8 @@
 #include <cmocka.h>
 
 #include "policy/policy.h"
+#include "log/log.h"
+#include "sandbox/sandbox_cred.h"
 #include "sandbox/sandbox_env.h"
 
 #define BASE                                                                                                 \
@@ -23,6 +26,20 @@
 static struct policy *load(const char *json)
 {
 	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test" };
+	struct policy *p = NULL;
+	struct diag_list d;
+
+	diag_list_init(&d);
+	assert_int_equal(policy_load_buffer("t.json", json, strlen(json), &o, &p, &d), 0);
+	diag_list_free(&d);
+	return p;
+}
+
+/* Masking is refused by the loader until the proxy substitutes: these tests load past that. */
+static struct policy *load_masking(const char *json)
+{
+	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test",
+				      .mask_unrefused = true };
 	struct policy *p = NULL;
 	struct diag_list d;
 
@@ -155,9 +172,77 @@ static void scrub_overwrites_denied_values_in_place(void **state)
 	policy_free(p);
 }
 
+#define MASK_NET "\"network\": {\"allowedDomains\": [\"api.example.com\", \"other.example.com\"], " \
+	"\"deniedDomains\": [], \"tlsTerminate\": {}}, " \
+	"\"filesystem\": {\"denyRead\": [], \"allowWrite\": [], \"denyWrite\": []}"
+
+static void masked_variables_get_sentinels(void **state)
+{
+	static const char real[] = "sk-ant-api03-REALREALREALREALREALREALREALREALREALREALREAL";
+	struct policy *p = load_masking("{" MASK_NET ", \"credentials\": {\"envVars\": ["
+					"{\"name\": \"API_KEY\", \"mode\": \"mask\", \"injectHosts\": [\"api.example.com\"]},"
+					"{\"name\": \"DB_URL\", \"mode\": \"mask\", \"extract\": \"://[^:]+:([^@]+)@\"},"
+					"{\"name\": \"NOMATCH\", \"mode\": \"mask\", \"extract\": \"pw=(x+)\","
+					" \"onExtractNoMatch\": \"deny\"},"
+					"{\"name\": \"ABSENT\", \"mode\": \"mask\"}]}}");
+	char *in[] = { "PATH=/bin", "API_KEY=sk-ant-api03-REALREALREALREALREALREALREALREALREALREALREAL",
+		       "DB_URL=postgres://alice:hunter22@db/x", "NOMATCH=nothing-here", NULL };
+	struct log_config lc = { .min_level = LOG_DEBUG, .format = LOG_FORMAT_JSON, .file_path = "/dev/null", .fd = -1 };
+	struct sandbox_cred sc;
+	struct errmsg em = { { 0 } };
+	struct env_extra x = extra;
+	struct env_list e;
+	struct log *log;
+	const char *v;
+	bool sel[8];
+	char cmd[128] = "echo hunter22 " "sk-ant-api03-REALREALREALREALREALREALREALREALREALREALREAL";
+
+	assert_int_equal(log_open(&lc, &log), 0);
+	assert_int_equal(sandbox_cred_setup(&sc, p, in, log, &em), 0);
+	x.cred = &sc;
+	assert_int_equal(env_build(p, in, &x, &e), 0);
+	v = env_get(&e, "API_KEY");
+	assert_non_null(v);
+	/* srt's sentinel: fake_value_ and a uuid, padded to a longer real value's length. */
+	assert_int_equal(strncmp(v, "fake_value_", 11), 0);
+	assert_int_equal(strlen(v), strlen(real));
+	/* extract: only the password is masked, the rest stays as written. */
+	v = env_get(&e, "DB_URL");
+	assert_int_equal(strncmp(v, "postgres://alice:fake_value_", 28), 0);
+	assert_string_equal(v + strlen(v) - 5, "@db/x");
+	assert_null(env_get(&e, "NOMATCH"));	/* onExtractNoMatch "deny" */
+	assert_null(env_get(&e, "ABSENT"));
+	for (size_t i = 0; i < e.n; i++) {
+		assert_null(strstr(e.v[i], "REALREAL"));
+		assert_null(strstr(e.v[i], "hunter22"));
+	}
+	/* Where each real value may go. */
+	assert_true(sc.n_pairs == 2);
+	sandbox_cred_select(&sc, "api.example.com", sel);
+	assert_true(sel[0]);
+	assert_true(sel[1]);	/* DB_URL: allowedDomains, ports dropped */
+	sandbox_cred_select(&sc, "other.example.com", sel);
+	assert_false(sel[0]);
+	assert_true(sel[1]);
+	/* The log knows both as secrets. */
+	log_redact_in_place(log, cmd, sizeof(cmd));
+	assert_string_equal(cmd, "echo [masked:DB_URL] [masked:API_KEY]");
+	env_free(&e);
+
+	/* Without the table (never built), masked variables are dropped, not passed. */
+	assert_int_equal(env_build(p, in, &extra, &e), 0);
+	assert_null(env_get(&e, "API_KEY"));
+	assert_null(env_get(&e, "DB_URL"));
+	env_free(&e);
+	sandbox_cred_free(&sc);
+	log_close(log);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(masked_variables_get_sentinels),
 		cmocka_unit_test(deny_removes_and_extras_are_set),
 		cmocka_unit_test(external_socks_port_is_named),
 		cmocka_unit_test(target_user_identity_variables),

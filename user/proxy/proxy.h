@@ -177,6 +177,14 @@ struct proxy_config {
 	 */
 	const struct proxy_parent *mitm;
 	bool (*mitm_routes)(void *ctx, const char *canonical_host, unsigned port);
+	/*
+	 * Masked credentials: rewrites a request head (len bytes in a buffer
+	 * of cap) about to go to canonical_host, sentinels replaced by real
+	 * values where the policy lets them go; plaintext: not inside TLS the
+	 * proxy terminated. The new length (len when nothing changed), or
+	 * negative when it does not fit. NULL: none. Loop thread.
+	 */
+	ssize_t (*inject)(void *ctx, const char *canonical_host, bool plaintext, char *head, size_t len, size_t cap);
 	const struct proxy_tls *tls;	/* NULL: every TLS connection is tunnelled */
 	struct proxy_rules rules;
 	/*

@@ -179,7 +179,9 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 				 "Request Header Fields Too Large", "rebuilt request too large");
 		return;
 	}
-	n = proxy_parent_head(c, n);
+	n = proxy_upstream_inject(c, n, c->host, true);
+	if (n >= 0)
+		n = proxy_parent_head(c, n);
 	if (n < 0)
 		return;
 	c->up.off = 0;

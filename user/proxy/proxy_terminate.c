@@ -181,6 +181,9 @@ static void forward(struct proxy_conn *c, const struct proxy_request *req, size_
 				 "Request Header Fields Too Large", "rebuilt request too large");
 		return;
 	}
+	n = proxy_upstream_inject(c, n, c->tunnel, false);
+	if (n < 0)
+		return;
 	c->up.off = 0;
 	c->up.len = (size_t)n;
 	c->body = body;

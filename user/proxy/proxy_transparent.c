@@ -185,7 +185,9 @@ static void http_head(struct proxy_conn *c, size_t head)
 				 "rebuilt request too large");
 		goto out;
 	}
-	n = proxy_parent_head(c, n);
+	n = proxy_upstream_inject(c, n, c->host, true);
+	if (n >= 0)
+		n = proxy_parent_head(c, n);
 	if (n < 0)
 		goto out;
 	c->up.off = 0;

@@ -111,6 +111,7 @@ void sandbox_run_teardown(struct sandbox_run *r)
 	if (r->proxy_started)
 		sandbox_proxy_stop(&r->proxy);
 	sandbox_tls_free(&r->tls);
+	sandbox_cred_free(&r->cred);
 	if (r->cg_made && r->bpf)
 		sandbox_private_sweep_shm(r->bpf, r->cg.id);
 	if (r->dns_started)
@@ -226,6 +227,7 @@ static int start_proxies(struct sandbox_run *r, struct errmsg *em)
 						      r->tls.ca ? &r->tls.cfg : NULL, em);
 		if (err)
 			return err;
+		r->proxy.cred = &r->cred;
 		r->proxy_started = true;
 	} else if (p->tls.enabled || p->mitm.enabled) {
 		return errmsg_set(em, -EINVAL, "network.%s needs bpfbox's own proxy, but httpProxyPort and "
@@ -356,6 +358,7 @@ static int setup_launch(struct sandbox_run *r, char *self_exe)
 			return sandbox_run_failed(r, "TLS termination", &em), err;
 		x.ca_bundle = r->tls.bundle;
 	}
+	x.cred = &r->cred;
 	if (r->ident.switch_user) {
 		x.user = r->ident.name;
 		x.home = r->ident.home;
@@ -442,12 +445,15 @@ static void set_log_ignore(struct sandbox_run *r)
 }
 
 /*
- * The values of the credentials the policy denies: no log line (this
- * sandbox's or the administrator's copy), registry entry or `ps` shows them.
+ * The values of the credentials the policy denies or masks: no log line
+ * (this sandbox's or the administrator's copy), registry entry or `ps`
+ * shows them. Masked ones go into the table the proxy reads, the command
+ * gets their sentinels.
  */
-static int register_secrets(struct sandbox_run *r)
+static int register_secrets(struct sandbox_run *r, struct errmsg *em)
 {
 	char **env = r->req.for_caller ? r->req.caller_env : environ;
+	int err;
 
 	for (char **v = env; v && *v; v++) {
 		const char *eq = strchr(*v, '=');
@@ -459,10 +465,11 @@ static int register_secrets(struct sandbox_run *r)
 		memcpy(name, *v, len);
 		name[len] = 0;
 		if (policy_env_denied(r->policy, name) && log_add_secret(r->log, name, eq + 1))
-			return -ENOMEM;
+			return errmsg_set(em, -ENOMEM, "keeping denied credentials out of the log"), -ENOMEM;
 	}
+	err = sandbox_cred_setup(&r->cred, r->policy, env, r->log, em);
 	log_redact_in_place(r->log, r->command_line, sizeof(r->command_line));
-	return 0;
+	return err;
 }
 
 /* Everything up to the command's exec; on failure the command never ran. */
@@ -471,10 +478,9 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 	struct errmsg em = { { 0 } };
 	int err;
 
-	err = register_secrets(r);
+	err = register_secrets(r, &em);
 	if (err)
-		return errmsg_set(&em, err, "keeping denied credentials out of the log"),
-		       sandbox_run_failed(r, "credentials", &em), err;
+		return sandbox_run_failed(r, "credentials", &em), err;
 	set_log_ignore(r);
 	err = block_signals(r);
 	if (err)

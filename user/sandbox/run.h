@@ -24,6 +24,7 @@
 #include "sandbox/kevent.h"
 #include "sandbox/launch.h"
 #include "sandbox/quota.h"
+#include "sandbox/sandbox_cred.h"
 #include "sandbox/sandbox_dns.h"
 #include "sandbox/sandbox_env.h"
 #include "sandbox/sandbox_git.h"
@@ -83,6 +84,7 @@ struct sandbox_run {
 	struct sandbox_proxy proxy;
 	bool proxy_started;
 	struct sandbox_tls tls; /* network.tlsTerminate: tls.ca set once made */
+	struct sandbox_cred cred; /* masked credentials: the real values, the command's sentinels */
 	struct sandbox_dns dns;
 	bool dns_started;
 	struct sandbox_learned learned; /* transparent: the addresses learned for allowed names */

@@ -7,6 +7,7 @@
 
 #include "tls/tls_bundle.h"
 
+#include "sandbox_cred.h"
 #include "sandbox_env.h"
 
 static int env_push(struct env_list *e, char *entry)
@@ -131,12 +132,29 @@ static int set_git_safe_dirs(struct env_list *e, const struct policy *p)
 	return err ? err : env_set(e, "GIT_CONFIG_COUNT", count);
 }
 
+/*
+ * A masked variable: its sentinel (or srt's fake token, or the value with
+ * its captures masked); nothing when the rule removes it or no table was
+ * built (never the real value by default); the value itself only where
+ * onExtractNoMatch "warn" let it pass, as srt does.
+ */
+static int masked_entry(struct env_list *out, const struct sandbox_cred *sc, const char *name, const char *entry)
+{
+	const char *fake;
+
+	if (!sc || sandbox_cred_removed(sc, name))
+		return 0;
+	fake = sandbox_cred_env_for(sc, name);
+	return env_push(out, strdup(fake ? fake : entry));
+}
+
 int env_build(const struct policy *p, char **environ_in, const struct env_extra *x, struct env_list *out)
 {
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (char **v = environ_in; v && *v && !err; v++) {
+		const struct policy_cred_rule *cr;
 		const char *eq = strchr(*v, '=');
 		char name[256];
 		size_t len;
@@ -150,7 +168,11 @@ int env_build(const struct policy *p, char **environ_in, const struct env_extra 
 		name[len] = 0;
 		if (policy_env_denied(p, name) || !policy_env_allowed(p, name))
 			continue;
-		err = env_push(out, strdup(*v));
+		cr = policy_cred_find(p, name);
+		if (cr && cr->mode == POLICY_CRED_MASK)
+			err = masked_entry(out, x->cred, name, *v);
+		else
+			err = env_push(out, strdup(*v));
 	}
 	/* Not what sudo left (HOME=/root under some configurations): the passwd entry's. */
 	if (!err && x->user)
@@ -201,7 +223,8 @@ void env_scrub_self(const struct policy *p, char **environ_in)
 		memcpy(name, *v, len);
 		name[len] = 0;
 		/* /proc/PID/environ shows this block: the secret must not stay in it. */
-		if (policy_env_denied(p, name))
+		if (policy_env_denied(p, name) || (policy_cred_find(p, name) &&
+						   policy_cred_find(p, name)->mode == POLICY_CRED_MASK))
 			memset(eq + 1, 'x', strlen(eq + 1));
 	}
 }

@@ -22,7 +22,10 @@ struct env_extra {
 	const char *home;
 	const char *shell;
 	const char *ca_bundle; /* TLS termination's trust bundle: srt's CA variables point to it; NULL: none */
+	const struct sandbox_cred *cred; /* masked variables' values for the command; NULL: masked ones are dropped */
 };
+
+struct sandbox_cred;
 
 int env_build(const struct policy *p, char **environ_in, const struct env_extra *x, struct env_list *out);
 const char *env_get(const struct env_list *e, const char *name);

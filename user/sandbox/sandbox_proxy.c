@@ -5,9 +5,12 @@
 #include <netdb.h>
 #include <stdio.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 
+#include "cred/cred_subst.h"
+#include "sandbox_cred.h"
 #include "sandbox_proxy.h"
 #include "sandbox_tconn.h"
 
@@ -118,6 +121,39 @@ static bool terminates(void *ctx, const char *host, unsigned port)
 	struct sandbox_proxy *sp = ctx;
 
 	return policy_tls_terminates(sp->policy, host, port);
+}
+
+/* Sentinels to real values in a head bound for host, where each may go (sandbox_cred_select). */
+static ssize_t inject(void *ctx, const char *host, bool plaintext, char *head, size_t len, size_t cap)
+{
+	struct sandbox_proxy *sp = ctx;
+	const struct sandbox_cred *sc = sp->cred;
+	struct cred_buf out = { 0 };
+	size_t replaced = 0;
+	bool *select;
+	int err;
+
+	/* Over plain HTTP only where the policy says so (credentials.allowPlaintextInject). */
+	if (!sc || !sc->n_pairs || (plaintext && !sp->policy->cred.allow_plaintext_inject))
+		return (ssize_t)len;
+	select = calloc(sc->n_pairs, sizeof(*select));
+	if (!select)
+		return -ENOMEM;
+	sandbox_cred_select(sc, host, select);
+	err = cred_subst_once(sc->table, select, head, len, &out, &replaced);
+	free(select);
+	if (err || !replaced) {
+		cred_buf_wipe(&out);
+		return err ? err : (ssize_t)len;
+	}
+	if (out.len > cap) {
+		cred_buf_wipe(&out);
+		return -ENOSPC;
+	}
+	memcpy(head, out.data, out.len);
+	len = out.len;
+	cred_buf_wipe(&out);
+	return (ssize_t)len;
 }
 
 static bool mitm_routes(void *ctx, const char *host, unsigned port)
@@ -297,6 +333,8 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 		}
 		cfg.parent = &sp->parent;
 	}
+	if (policy_cred_masks(p))
+		cfg.inject = inject;
 	if (p->mitm.enabled) {
 		mitm_setup(sp, &p->mitm);
 		cfg.mitm = &sp->mitm;

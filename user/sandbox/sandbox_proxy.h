@@ -32,6 +32,8 @@ struct sandbox_proxy {
 	/* network.mitmProxy: its socket as a parent, "unix:PATH" in events */
 	struct proxy_parent mitm;
 	char mitm_shown[sizeof("unix:") + 108];
+	/* Masked credentials' table, set by the run before the command starts; NULL: none */
+	const struct sandbox_cred *cred;
 };
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em);
