@@ -23,9 +23,10 @@
 	"\"network\": {\"allowedDomains\": [], \"deniedDomains\": []}, "                                     \
 	"\"filesystem\": {\"denyRead\": [], \"allowWrite\": [], \"denyWrite\": []}"
 
-static struct policy *load(const char *json)
+static struct policy *load_opts(const char *json, bool mask_unrefused)
 {
-	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test" };
+	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test",
+				      .mask_unrefused = mask_unrefused };
 	struct policy *p = NULL;
 	struct diag_list d;
 
@@ -35,18 +36,15 @@ static struct policy *load(const char *json)
 	return p;
 }
 
-/* Masking is refused by the loader until the proxy substitutes: these tests load past that. */
+static struct policy *load(const char *json)
+{
+	return load_opts(json, false);
+}
+
+/* Masking is refused by the loader until the proxy substitutes bodies: these tests load past that. */
 static struct policy *load_masking(const char *json)
 {
-	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test",
-				      .mask_unrefused = true };
-	struct policy *p = NULL;
-	struct diag_list d;
-
-	diag_list_init(&d);
-	assert_int_equal(policy_load_buffer("t.json", json, strlen(json), &o, &p, &d), 0);
-	diag_list_free(&d);
-	return p;
+	return load_opts(json, true);
 }
 
 static const struct env_extra extra = { .sandbox_id = "bb-0123456789ab", .tmpdir = "/tmp/bpfbox-0123456789ab",

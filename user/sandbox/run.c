@@ -456,15 +456,10 @@ static int register_secrets(struct sandbox_run *r, struct errmsg *em)
 	int err;
 
 	for (char **v = env; v && *v; v++) {
-		const char *eq = strchr(*v, '=');
 		char name[256];
-		size_t len;
+		const char *value = env_entry_name(*v, name, sizeof(name));
 
-		if (!eq || (len = (size_t)(eq - *v)) >= sizeof(name))
-			continue;
-		memcpy(name, *v, len);
-		name[len] = 0;
-		if (policy_env_denied(r->policy, name) && log_add_secret(r->log, name, eq + 1))
+		if (value && policy_env_denied(r->policy, name) && log_add_secret(r->log, name, value))
 			return errmsg_set(em, -ENOMEM, "keeping denied credentials out of the log"), -ENOMEM;
 	}
 	err = sandbox_cred_setup(&r->cred, r->policy, env, r->log, em);

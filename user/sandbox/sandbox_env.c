@@ -155,17 +155,10 @@ int env_build(const struct policy *p, char **environ_in, const struct env_extra 
 	memset(out, 0, sizeof(*out));
 	for (char **v = environ_in; v && *v && !err; v++) {
 		const struct policy_cred_rule *cr;
-		const char *eq = strchr(*v, '=');
 		char name[256];
-		size_t len;
 
-		if (!eq)
+		if (!env_entry_name(*v, name, sizeof(name)))
 			continue;
-		len = (size_t)(eq - *v);
-		if (len >= sizeof(name))
-			continue;
-		memcpy(name, *v, len);
-		name[len] = 0;
 		if (policy_env_denied(p, name) || !policy_env_allowed(p, name))
 			continue;
 		cr = policy_cred_find(p, name);
@@ -211,20 +204,30 @@ void env_free(struct env_list *e)
 	memset(e, 0, sizeof(*e));
 }
 
+const char *env_entry_name(const char *entry, char *name, size_t cap)
+{
+	const char *eq = strchr(entry, '=');
+	size_t len;
+
+	if (!eq || (len = (size_t)(eq - entry)) >= cap)
+		return NULL;
+	memcpy(name, entry, len);
+	name[len] = 0;
+	return eq + 1;
+}
+
 void env_scrub_self(const struct policy *p, char **environ_in)
 {
 	for (char **v = environ_in; v && *v; v++) {
-		char *eq = strchr(*v, '=');
+		const struct policy_cred_rule *cr;
 		char name[256];
-		size_t len;
+		const char *value = env_entry_name(*v, name, sizeof(name));
 
-		if (!eq || (len = (size_t)(eq - *v)) >= sizeof(name))
+		if (!value)
 			continue;
-		memcpy(name, *v, len);
-		name[len] = 0;
+		cr = policy_cred_find(p, name);
 		/* /proc/PID/environ shows this block: the secret must not stay in it. */
-		if (policy_env_denied(p, name) || (policy_cred_find(p, name) &&
-						   policy_cred_find(p, name)->mode == POLICY_CRED_MASK))
-			memset(eq + 1, 'x', strlen(eq + 1));
+		if (policy_env_denied(p, name) || (cr && cr->mode == POLICY_CRED_MASK))
+			memset(*v + (value - *v), 'x', strlen(value));
 	}
 }

@@ -27,6 +27,8 @@ struct env_extra {
 
 struct sandbox_cred;
 
+/* NAME of a "NAME=value" entry into name (cap bytes): its value, or NULL when it has none or NAME does not fit. */
+const char *env_entry_name(const char *entry, char *name, size_t cap);
 int env_build(const struct policy *p, char **environ_in, const struct env_extra *x, struct env_list *out);
 const char *env_get(const struct env_list *e, const char *name);
 void env_free(struct env_list *e);
