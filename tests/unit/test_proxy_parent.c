@@ -303,11 +303,16 @@ static void *mitm_main(void *arg)
 	struct fake_mitm *f = arg;
 
 	for (int i = 0; i < 4; i++) {
+		struct pollfd pl = { .fd = f->lfd, .events = POLLIN };
 		char b[1024] = { 0 };
 		size_t got = 0;
-		int fd = accept(f->lfd, NULL, NULL);
 		ssize_t n;
+		int fd;
 
+		/* Quiet for 2 s: the test is done with the socket (no cancellation, which ASan mishandles). */
+		if (poll(&pl, 1, 2000) <= 0)
+			return NULL;
+		fd = accept(f->lfd, NULL, NULL);
 		if (fd < 0)
 			return NULL;
 		while (got < sizeof(b) - 1 && !strstr(b, "\r\n\r\n")) {
@@ -389,10 +394,8 @@ static void test_mitm_unix(void **state)
 	close(fd);
 
 	proxy_stop(p);
-	shutdown(f.lfd, SHUT_RDWR);
-	close(f.lfd);
-	pthread_cancel(f.thread);
 	pthread_join(f.thread, NULL);
+	close(f.lfd);
 	assert_int_equal(f.n, 2);
 	assert_string_equal(f.lines[0], "CONNECT mitm.test:443 HTTP/1.1");
 	assert_string_equal(f.lines[1], "GET http://mitm.test/x HTTP/1.1");
