@@ -145,8 +145,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.cwd = "/nonexistent/fuzz-cwd",
 		.home = "/nonexistent/fuzz-home",
 		.strict = size & 1,
-		/* Masking's rules reach show and the checks below too. */
-		.mask_unrefused = size & 2,
 	};
 	struct diag_list diags = DIAG_LIST_INIT;
 	const uint8_t *nul = memchr(data, 0, size);

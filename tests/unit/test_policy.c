@@ -348,10 +348,9 @@ static void test_refused_fields(void **state)
 	refused(NET_WITH("\"parentProxy\": {\"http\": \"http://p.example:3128\"}"),
 		"network.parentProxy", "bpfbox.network.parentProxy");
 	refused(NET_WITH("\"filterRequest\": \"fn\""), "network.filterRequest", "not supported");
-	/* Valid masking, refused in one place until the proxy substitutes (test_policy_cred.c). */
+	/* Masking without termination or allowPlaintextInject: nothing could put the value back. */
 	refused("{" NET_MIN ", " FS_MIN ", \"credentials\": {\"envVars\": [{\"name\": \"TOKEN\","
-		" \"mode\": \"mask\"}], \"allowPlaintextInject\": true}}", "credentials.envVars[0].mode",
-		"the proxy does not substitute yet");
+		" \"mode\": \"mask\"}]}}", "credentials", "requires network.tlsTerminate");
 	/* srt's credentials block is strict: unknown keys are errors even without --strict. */
 	refused("{" NET_MIN ", " FS_MIN ", \"credentials\": {\"injectHosts\": []}}",
 		"credentials.injectHosts", "unknown key");

@@ -2,9 +2,8 @@
 /*
  * credentials with srt's meaning: every validation rule accepted and
  * refused with its JSON path and srt's message, the parsed rules, files as
- * read denies (mask becoming deny with a warning), awsPairs and sigv4, the
- * one refusal of masking until the proxy substitutes (loaded here with
- * policy_load_opts.mask_unrefused), and the ceiling over a caller's rules.
+ * read denies (mask becoming deny with a warning), awsPairs and sigv4, and
+ * the ceiling over a caller's rules.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -36,11 +35,9 @@
 #define MASK(n) "{\"name\": \"" n "\", \"mode\": \"mask\"}"
 #define ENVS(...) "{\"envVars\": [" __VA_ARGS__ "]}"
 
-static int load_opts(const char *json, bool strict, bool unrefused, struct policy **p,
-		     struct diag_list *d)
+static int load_opts(const char *json, bool strict, struct policy **p, struct diag_list *d)
 {
-	struct policy_load_opts o = { .cwd = CWD, .home = HOME, .strict = strict,
-				      .mask_unrefused = unrefused };
+	struct policy_load_opts o = { .cwd = CWD, .home = HOME, .strict = strict };
 
 	diag_list_init(d);
 	return policy_load_buffer("test.json", json, strlen(json), &o, p, d);
@@ -70,7 +67,7 @@ static struct policy *ok(const char *json, struct diag_list *d)
 {
 	struct policy *p = NULL;
 
-	if (load_opts(json, false, true, &p, d)) {
+	if (load_opts(json, false, &p, d)) {
 		dump(d);
 		fail_msg("rejected: %s", json);
 	}
@@ -92,7 +89,7 @@ static void refused(const char *json, const char *path, const char *needle)
 	struct policy *p = (void *)1;
 	struct diag_list d;
 
-	assert_int_equal(load_opts(json, false, true, &p, &d), -EINVAL);
+	assert_int_equal(load_opts(json, false, &p, &d), -EINVAL);
 	assert_null(p);
 	expect(&d, DIAG_ERROR, path, needle);
 	diag_list_free(&d);
@@ -157,34 +154,28 @@ static void test_parsed(void **state)
 	diag_list_free(&d);
 }
 
-/* The one refusal: after every other check, at each masked entry's mode. */
-static void test_refused_until_substituted(void **state)
+/* A masking policy loads (the proxy substitutes); an invalid entry is reported at its own path. */
+static void test_mask_loads(void **state)
 {
 	static const char good[] = POL(ENVS(MASK("GH_TOKEN")));
 	static const char bad[] = POL(ENVS("{\"name\": \"DB\", \"mode\": \"deny\"}, "
 		"{\"name\": \"GH_TOKEN\", \"mode\": \"mask\", \"injectHosts\": []}"));
-	struct policy *p = (void *)1;
+	struct policy *p = NULL;
 	struct diag_list d;
-	size_t first, refusal;
 
-	assert_int_equal(load_opts(good, false, false, &p, &d), -EINVAL);
-	assert_null(p);
-	expect(&d, DIAG_ERROR, "credentials.envVars[0].mode",
-	       "masking is parsed but the proxy does not substitute yet");
-	assert_int_equal(diag_count(&d, DIAG_ERROR), 1);
-	diag_list_free(&d);
-
-	assert_int_equal(load_opts(bad, false, false, &p, &d), -EINVAL);
-	first = expect(&d, DIAG_ERROR, "credentials.envVars[1]", "injectHosts is explicitly empty");
-	refusal = expect(&d, DIAG_ERROR, "credentials.envVars[1].mode", "does not substitute yet");
-	assert_true(first < refusal);
-	assert_int_equal(diag_count(&d, DIAG_ERROR), 2);
-	diag_list_free(&d);
-
-	/* A deny-only policy is not refused. */
-	assert_int_equal(load_opts(POL(ENVS("{\"name\": \"DB\", \"mode\": \"deny\"}")), false, false,
-				   &p, &d), 0);
+	(void)state;
+	assert_int_equal(load_opts(good, false, &p, &d), 0);
+	assert_non_null(p);
+	assert_int_equal(diag_count(&d, DIAG_ERROR), 0);
+	assert_true(policy_cred_masks(p));
 	policy_free(p);
+	diag_list_free(&d);
+
+	p = (void *)1;
+	assert_int_equal(load_opts(bad, false, &p, &d), -EINVAL);
+	assert_null(p);
+	expect(&d, DIAG_ERROR, "credentials.envVars[1]", "injectHosts is explicitly empty");
+	assert_int_equal(diag_count(&d, DIAG_ERROR), 1);
 	diag_list_free(&d);
 }
 
@@ -346,7 +337,7 @@ static void test_files(void **state)
 
 	/* --strict: the warning is an error. */
 	assert_int_equal(load_opts(POL("{\"files\": [{\"path\": \"~/.netrc\", \"mode\": \"mask\"}]}"),
-				   true, true, &p, &d), -EINVAL);
+				   true, &p, &d), -EINVAL);
 	expect(&d, DIAG_ERROR, "credentials.files[0]", "becomes \"deny\"");
 	diag_list_free(&d);
 
@@ -461,7 +452,7 @@ struct run {
 
 static struct policy *load_named(const char *name, const char *cred)
 {
-	struct policy_load_opts o = { .cwd = CWD, .home = HOME, .mask_unrefused = true };
+	struct policy_load_opts o = { .cwd = CWD, .home = HOME };
 	struct diag_list d = DIAG_LIST_INIT;
 	struct policy *p = NULL;
 	char *json = NULL;
@@ -635,7 +626,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parsed),
-		cmocka_unit_test(test_refused_until_substituted),
+		cmocka_unit_test(test_mask_loads),
 		cmocka_unit_test(test_entry_fields),
 		cmocka_unit_test(test_extract),
 		cmocka_unit_test(test_claims),

@@ -233,7 +233,7 @@ static const struct bad bad_files[] = {
 	{ "duplicate-key.json", { "network.allowedDomains" } },
 	{ "mask-credential.json", { "credentials", "credentials.envVars[0].injectHosts[0]",
 				    "credentials.envVars[1].extract",
-				    "credentials.awsPairs[0].accessKeyIdVar", "credentials.envVars[0].mode" } },
+				    "credentials.awsPairs[0].accessKeyIdVar" } },
 	{ "credential-files.json", { "credentials.files[0].path", "credentials.files[1].maskClaims" } },
 	{ "tls-terminate.json", { "network.tlsTerminate.caKeyPath", "network.tlsTerminate.maxTunnels",
 				  "network.tlsTerminate.excludeDomains[0]", "network.stripResponseHeaders[0]",

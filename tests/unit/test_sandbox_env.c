@@ -23,10 +23,9 @@
 	"\"network\": {\"allowedDomains\": [], \"deniedDomains\": []}, "                                     \
 	"\"filesystem\": {\"denyRead\": [], \"allowWrite\": [], \"denyWrite\": []}"
 
-static struct policy *load_opts(const char *json, bool mask_unrefused)
+static struct policy *load(const char *json)
 {
-	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test",
-				      .mask_unrefused = mask_unrefused };
+	struct policy_load_opts o = { .cwd = "/nonexistent-bpfbox-test", .home = "/nonexistent-bpfbox-test" };
 	struct policy *p = NULL;
 	struct diag_list d;
 
@@ -36,16 +35,6 @@ static struct policy *load_opts(const char *json, bool mask_unrefused)
 	return p;
 }
 
-static struct policy *load(const char *json)
-{
-	return load_opts(json, false);
-}
-
-/* Masking is refused by the loader until the proxy substitutes bodies: these tests load past that. */
-static struct policy *load_masking(const char *json)
-{
-	return load_opts(json, true);
-}
 
 static const struct env_extra extra = { .sandbox_id = "bb-0123456789ab", .tmpdir = "/tmp/bpfbox-0123456789ab",
 					.proxy_port = 31337 };
@@ -177,7 +166,7 @@ static void scrub_overwrites_denied_values_in_place(void **state)
 static void masked_variables_get_sentinels(void **state)
 {
 	static const char real[] = "sk-ant-api03-REALREALREALREALREALREALREALREALREALREALREAL";
-	struct policy *p = load_masking("{" MASK_NET ", \"credentials\": {\"envVars\": ["
+	struct policy *p = load("{" MASK_NET ", \"credentials\": {\"envVars\": ["
 					"{\"name\": \"API_KEY\", \"mode\": \"mask\", \"injectHosts\": [\"api.example.com\"]},"
 					"{\"name\": \"DB_URL\", \"mode\": \"mask\", \"extract\": \"://[^:]+:([^@]+)@\"},"
 					"{\"name\": \"NOMATCH\", \"mode\": \"mask\", \"extract\": \"pw=(x+)\","

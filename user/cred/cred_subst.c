@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -77,15 +79,51 @@ struct cred_table *cred_table_new(void)
 	return calloc(1, sizeof(struct cred_table));
 }
 
+static size_t secret_span(size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (len + 1 + page - 1) / page * page;
+}
+
+/*
+ * A real value gets pages of its own, left out of core dumps
+ * (MADV_DONTDUMP) and, where RLIMIT_MEMLOCK allows, out of swap: the
+ * supervisor is not dumpable either, this holds if that is ever undone.
+ */
+static char *secret_dup(const void *p, size_t len)
+{
+	size_t span = secret_span(len);
+	char *d = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (d == MAP_FAILED)
+		return NULL;
+	if (madvise(d, span, MADV_DONTDUMP)) {
+		munmap(d, span);
+		return NULL;
+	}
+	(void)mlock(d, span);
+	if (len)
+		memcpy(d, p, len);
+	d[len] = '\0';
+	return d;
+}
+
+static void secret_free(char *p, size_t len)
+{
+	if (!p)
+		return;
+	OPENSSL_cleanse(p, len);
+	munmap(p, secret_span(len));
+}
+
 static void pair_free(struct cred_pair *p)
 {
 	free(p->name);
 	if (p->sentinel)
 		OPENSSL_cleanse(p->sentinel, p->sentinel_len);
 	free(p->sentinel);
-	if (p->real)
-		OPENSSL_cleanse(p->real, p->real_len);
-	free(p->real);
+	secret_free(p->real, p->real_len);
 }
 
 void cred_table_free(struct cred_table *t)
@@ -138,7 +176,7 @@ int cred_table_add(struct cred_table *t, const char *name, const void *sentinel,
 	}
 	p.name = strdup(name);
 	p.sentinel = dup_bytes(sentinel, sentinel_len);
-	p.real = dup_bytes(real, real_len);
+	p.real = secret_dup(real, real_len);
 	p.sentinel_len = sentinel_len;
 	p.real_len = real_len;
 	if (!p.name || !p.sentinel || !p.real) {

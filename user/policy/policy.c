@@ -227,24 +227,6 @@ static void parse_top(struct pctx *c, const cJSON *root)
 		       "mandatory names at any depth");
 }
 
-/*
- * Until the proxy puts real values back, a policy that masks would run with
- * sentinels nobody replaces: refused here, once, after every other check of
- * the file has been reported. The integrator of substitution removes this.
- */
-static void refuse_unsubstituted_mask(struct pctx *c)
-{
-	for (size_t i = 0; i < c->p->cred.n_env; i++) {
-		char path[64];
-
-		if (c->p->cred.env[i].mode != POLICY_CRED_MASK)
-			continue;
-		snprintf(path, sizeof(path), "credentials.envVars[%zu].mode", i);
-		perr(c, path, "masking is parsed but the proxy does not substitute yet: use \"deny\", "
-		     "or keep the variable out of the sandbox");
-	}
-}
-
 static bool blank(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -300,8 +282,6 @@ int policy_load_buffer(const char *name, const char *json, size_t len,
 		goto out;
 	}
 	parse_top(&c, root);
-	if (!(opts && opts->mask_unrefused))
-		refuse_unsubstituted_mask(&c);
 	if (!c.p->denied_reasons)
 		c.p->denied_reasons = pcheck(&c, calloc(c.p->n_denied_domains + 1,
 							sizeof(char *)));

@@ -342,11 +342,6 @@ struct policy_load_opts {
 	 */
 	bool guard;
 	uid_t guard_uid;
-	/*
-	 * Tests only, until the proxy substitutes: load a policy that masks
-	 * instead of refusing it (policy.c, refuse_unsubstituted_mask).
-	 */
-	bool mask_unrefused;
 };
 
 /*
