@@ -30,6 +30,7 @@
 #include <openssl/x509v3.h>
 
 #include "proxy/addr_guard.h"
+#include "cred/cred_subst.h"
 #include "proxy/proxy.h"
 #include "tls/tls_ca.h"
 #include "tls/tls_leaf.h"
@@ -39,7 +40,7 @@
 #define MAX_EVENTS 64
 
 struct ev_copy {
-	char protocol[16], method[24], host[64], error[200], tls[16], rule[64];
+	char protocol[16], method[24], host[64], error[200], tls[16], rule[64], credentials[64];
 	int status;
 	bool allowed;
 };
@@ -53,9 +54,11 @@ struct fixture {
 	pthread_t up_thread;
 	atomic_int stop;
 	pthread_mutex_t lock;
-	char seen[4096];		/* every request head the server read, appended */
+	char seen[16384];		/* every request the server read, appended */
 	/* the proxy */
 	struct tls_ca *sandbox_ca;
+	struct cred_table *creds;
+	struct proxy_cred pcred;
 	struct tls_leaf_cache *leaves;
 	SSL_CTX *upstream_ctx;
 	struct proxy_tls tls;
@@ -89,13 +92,28 @@ static void send_big(SSL *ssl)
 	ERR_clear_error();
 }
 
+/* A head, and the body its Content-Length or chunked framing announces. */
+static bool request_complete(const char *buf, size_t len)
+{
+	const char *end = strstr(buf, "\r\n\r\n"), *cl = strcasestr(buf, "\r\nContent-Length: ");
+	const char *te = strcasestr(buf, "\r\nTransfer-Encoding: chunked");
+
+	if (!end)
+		return false;
+	if (te && te < end)
+		return len >= 5 && !strcmp(buf + len - 5, "0\r\n\r\n");
+	if (cl && cl < end)
+		return len >= (size_t)(end + 4 - buf) + strtoul(cl + 18, NULL, 10);
+	return true;
+}
+
 static void *server_main(void *arg)
 {
 	struct fixture *f = arg;
 
 	while (!atomic_load(&f->stop)) {
 		struct pollfd p = { .fd = f->lfd, .events = POLLIN };
-		char buf[2048];
+		char buf[8192];
 		SSL_CTX *ctx = NULL;
 		SSL *ssl;
 		int fd, n, len = 0;
@@ -116,7 +134,7 @@ static void *server_main(void *arg)
 			while (len < (int)sizeof(buf) - 1 && (n = SSL_read(ssl, buf + len, (int)sizeof(buf) - 1 - len)) > 0) {
 				len += n;
 				buf[len] = '\0';
-				if (strstr(buf, "\r\n\r\n"))
+				if (request_complete(buf, (size_t)len))
 					break;
 			}
 			buf[len] = '\0';
@@ -182,6 +200,7 @@ static void on_event(void *ctx, const struct proxy_event *e)
 		copy(c->error, sizeof(c->error), e->error);
 		copy(c->tls, sizeof(c->tls), e->tls);
 		copy(c->rule, sizeof(c->rule), e->rule);
+		copy(c->credentials, sizeof(c->credentials), e->credentials);
 		c->status = e->status;
 		c->allowed = e->allowed;
 	}
@@ -211,31 +230,15 @@ static struct ev_copy last_event(struct fixture *f, size_t before)
 /* Masked credentials as the sandbox gives them: one sentinel, put back inside terminated TLS to up.test only. */
 #define SENTINEL "fake_value_SENTINEL"
 #define REAL "real-SECRET-0123456789"
+/* A second one as long as its real value: a Content-Length body keeps its length, it streams. */
+#define SENTINEL2 "fake_value_SAMELEN"
+#define REAL2 "REAL2-same-len-abc"
 
-static ssize_t inject(void *ctx, const char *host, bool plaintext, char *head, size_t len, size_t cap)
+/* Every pair goes to up.test inside terminated TLS, nowhere else. */
+static void cred_select(void *ctx, const char *host, bool plaintext, bool *select)
 {
-	char out[8192];
-	size_t o = 0, sl = strlen(SENTINEL), rl = strlen(REAL);
-
-	if (plaintext || strcmp(host, "up.test"))
-		return (ssize_t)len;
-	for (size_t i = 0; i < len;) {
-		bool hit = i + sl <= len && !memcmp(head + i, SENTINEL, sl);
-
-		if (o + (hit ? rl : 1) > sizeof(out))
-			return -ENOSPC;
-		if (hit) {
-			memcpy(out + o, REAL, rl);
-			o += rl;
-			i += sl;
-		} else {
-			out[o++] = head[i++];
-		}
-	}
-	if (o > cap)
-		return -ENOSPC;
-	memcpy(head, out, o);
-	return (ssize_t)o;
+	for (size_t i = 0; i < 2; i++)
+		select[i] = !plaintext && !strcmp(host, "up.test");
 }
 
 static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
@@ -250,13 +253,18 @@ static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 		.idle_timeout_ms = 3000,
 		.resolve = resolve,
 		.tls = &f->tls,
-		.inject = inject,
+		.cred = &f->pcred,
 		.rules = { .refuse_opaque_tunnels = refuse_opaque, .require_host_match = refuse_opaque,
 			   .strip_response_headers = strip,
 			   .n_strip_response_headers = 1 },
 	};
 
 	f->tls.max_tunnels = max_tunnels;
+	f->creds = cred_table_new();
+	if (!f->creds || cred_table_add(f->creds, "API_KEY", SENTINEL, strlen(SENTINEL), REAL, strlen(REAL)) < 0 ||
+	    cred_table_add(f->creds, "SAME_LEN", SENTINEL2, strlen(SENTINEL2), REAL2, strlen(REAL2)) < 0)
+		return -ENOMEM;
+	f->pcred = (struct proxy_cred){ .table = f->creds, .n_pairs = 2, .select = cred_select };
 	return proxy_start(&cfg, &f->proxy, &f->port);
 }
 
@@ -341,6 +349,7 @@ static int teardown(void **state)
 	tls_leaf_cache_free(f->public_leaves);
 	tls_ca_free(f->sandbox_ca);
 	tls_ca_free(f->public_ca);
+	cred_table_free(f->creds);
 	free(f->sandbox_pem);
 	free(f->public_pem);
 	free(f);
@@ -413,7 +422,7 @@ static size_t request(SSL *ssl, const char *head, char *out, size_t cap)
 /* CONNECT, handshake with the proxy's leaf for name, one request; the answer in out. */
 static void terminated_request(struct fixture *f, const char *name, const char *fmt, char *out, size_t cap)
 {
-	char head[512], answer[256];
+	char head[4096], answer[256];
 	int fd = connect_to(f, name, answer, sizeof(answer));
 	SSL *ssl;
 
@@ -645,6 +654,73 @@ static void test_masked_credentials_put_back(void **state)
 	assert_false(server_saw(f, SENTINEL));
 	/* Never in what comes back: the client sees no real value. */
 	assert_null(strstr(out, REAL));
+}
+
+/* A Content-Length body whose sentinel is shorter than its real value: read whole, sent with its new length. */
+static void test_masked_body_new_length(void **state)
+{
+	struct fixture *f = *state;
+	static const char body[] = "key=" SENTINEL "&again=" SENTINEL;
+	char out[2048], head[512], cl[64];
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	snprintf(head, sizeof(head), "POST /b HTTP/1.1\r\nHost: up.test:%%u\r\nContent-Length: %zu\r\n\r\n%s",
+		 strlen(body), body);
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "\r\n\r\nkey=" REAL "&again=" REAL));
+	snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", strlen("key=" REAL "&again=" REAL));
+	assert_true(server_saw(f, cl));
+	assert_false(server_saw(f, "fake_value_"));
+	e = last_event(f, before);
+	assert_string_equal(e.credentials, "API_KEY");
+}
+
+/* A sentinel as long as its real value: the body streams, its length stays. */
+static void test_masked_body_same_length(void **state)
+{
+	struct fixture *f = *state;
+	static const char body[] = "{\"token\": \"" SENTINEL2 "\"}";
+	char out[2048], head[512], cl[64];
+
+	snprintf(head, sizeof(head), "PUT /s HTTP/1.1\r\nHost: up.test:%%u\r\nContent-Length: %zu\r\n\r\n%s",
+		 strlen(body), body);
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "{\"token\": \"" REAL2 "\"}"));
+	snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", strlen(body));
+	assert_true(server_saw(f, cl));
+}
+
+/* A chunked body, a sentinel split across two chunks: found all the same, re-chunked. */
+static void test_masked_body_chunked(void **state)
+{
+	struct fixture *f = *state;
+	char out[2048];
+
+	terminated_request(f, "up.test", "POST /c HTTP/1.1\r\nHost: up.test:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
+			   "c\r\nsecret=fake_\r\ne\r\nvalue_SENTINEL\r\n0\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "Transfer-Encoding: chunked\r\n"));
+	assert_true(server_saw(f, "secret=" REAL));
+	assert_true(server_saw(f, "\r\n0\r\n\r\n"));
+	assert_false(server_saw(f, "fake_"));
+}
+
+/* A compressed body cannot be searched: it passes as it is; its head still gets the real value. */
+static void test_masked_body_encoded_untouched(void **state)
+{
+	struct fixture *f = *state;
+	static const char body[] = "opaque " SENTINEL;
+	char out[2048], head[512];
+
+	snprintf(head, sizeof(head), "POST /e HTTP/1.1\r\nHost: up.test:%%u\r\nX-Key: " SENTINEL "\r\n"
+		 "Content-Encoding: gzip\r\nContent-Length: %zu\r\n\r\n%s", strlen(body), body);
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "X-Key: " REAL "\r\n"));
+	assert_true(server_saw(f, "\r\n\r\nopaque " SENTINEL));
 }
 
 static void test_max_tunnels(void **state)
@@ -928,6 +1004,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_answer_arrives_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fronting_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_masked_credentials_put_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_masked_body_new_length, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_masked_body_same_length, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_masked_body_chunked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_masked_body_encoded_untouched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_and_absolute_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_upstream_name_is_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_upstream_is_502, setup_untrusted, teardown),

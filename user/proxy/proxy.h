@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "cred/cred_sigv4.h"
+
 /* Longest host name kept, and addresses tried per name. */
 #define PROXY_HOST_MAX 256		/* 255 bytes + NUL */
 #define PROXY_MAX_HEADERS 100
@@ -69,6 +71,7 @@ struct proxy_event {
 	const char *error;	/* NULL when the request completed normally */
 	const char *parent;	/* the parent proxy it went through (redacted URL); NULL: none */
 	const char *tls;	/* "terminated": the request was read inside the client's TLS; NULL: not */
+	const char *credentials; /* masked credentials put into the request ("A,B"); NULL: none */
 	const struct proxy_peer *peer; /* the client's task; NULL: not known */
 };
 
@@ -157,6 +160,28 @@ struct proxy_rules {
 	size_t n_strip_response_headers;
 };
 
+struct cred_table;
+
+/*
+ * Masked credentials (srt's credentials): the table of sentinel -> real
+ * value (cred/cred_subst.h), which pairs may go to a host, and the AWS
+ * pairs a SigV4 request signed with sentinels is re-signed with.
+ */
+struct proxy_cred {
+	const struct cred_table *table;
+	size_t n_pairs;
+	/*
+	 * select[i] (n_pairs entries, false on entry): may pair i's real value
+	 * go to canonical_host? plaintext: not inside TLS the proxy terminated.
+	 * Loop thread.
+	 */
+	void (*select)(void *ctx, const char *canonical_host, bool plaintext, bool *select);
+	const struct cred_sigv4_pair *aws;
+	const size_t *aws_secret;	/* per AWS pair: the table pair of its secret (its selection) */
+	size_t n_aws;
+	struct cred_sigv4_policy sigv4;
+};
+
 struct proxy_config {
 	proxy_decide_fn decide;		/* required */
 	proxy_canon_fn canonicalise;	/* NULL: proxy_canon_default */
@@ -177,14 +202,7 @@ struct proxy_config {
 	 */
 	const struct proxy_parent *mitm;
 	bool (*mitm_routes)(void *ctx, const char *canonical_host, unsigned port);
-	/*
-	 * Masked credentials: rewrites a request head (len bytes in a buffer
-	 * of cap) about to go to canonical_host, sentinels replaced by real
-	 * values where the policy lets them go; plaintext: not inside TLS the
-	 * proxy terminated. The new length (len when nothing changed), or
-	 * negative when it does not fit. NULL: none. Loop thread.
-	 */
-	ssize_t (*inject)(void *ctx, const char *canonical_host, bool plaintext, char *head, size_t len, size_t cap);
+	const struct proxy_cred *cred;	/* masked credentials put back; NULL: none */
 	const struct proxy_tls *tls;	/* NULL: every TLS connection is tunnelled */
 	struct proxy_rules rules;
 	/*

@@ -81,10 +81,22 @@ static void emit(struct proxy *p, const struct proxy_conn *c)
 		.parent = c->via_parent ? c->parent->shown : NULL,
 		.peer = c->peer.known ? &c->peer : NULL,
 		.tls = c->terminated ? "terminated" : NULL,
+		.credentials = c->cred_names[0] ? c->cred_names : NULL,
 	};
 
 	if (p->cfg.on_event)
 		p->cfg.on_event(p->cfg.ctx, &ev);
+}
+
+void proxy_buf_compact(struct proxy_buf *b, size_t *base)
+{
+	if (!b->off || b->cap - b->len >= b->cap / 2)
+		return;
+	memmove(b->data, b->data + b->off, b->len - b->off);
+	b->len -= b->off;
+	if (base)
+		*base = *base > b->off ? *base - b->off : 0;
+	b->off = 0;
 }
 
 void proxy_conn_close(struct proxy_conn *c, const char *error)

@@ -24,6 +24,7 @@
 #include "proxy_splice.h"
 
 struct tls_bridge_status;
+struct proxy_cred_req;
 
 /* The low bit of a conn pointer in an epoll tag: the event is the upstream socket's. */
 #define PROXY_TAG_UPSTREAM 1ULL
@@ -98,6 +99,8 @@ struct proxy_conn {
 	struct proxy_body body;
 	struct proxy_chunked chunk;
 	bool body_done, resp_done;
+	struct proxy_cred_req *cred;	/* masked credentials of this request (proxy_cred.c) */
+	char cred_names[128];		/* the credentials put into it, for its event */
 	size_t resp_base, resp_scan;	/* start of the response head being parsed */
 	bool resp_sent;			/* some response byte reached the client */
 	/* Once a direction is a plain byte pipe and its buffer is empty, splice(2) moves it. */
@@ -155,6 +158,11 @@ int proxy_watch_upstream(struct proxy_conn *c);
 /* Closes the upstream socket and forgets a pending resolution. */
 void proxy_drop_upstream(struct proxy_conn *c);
 void proxy_submit_resolve(struct proxy_conn *c, struct proxy_rjob *job);
+/*
+ * Moves a buffer's unsent bytes to the front once its free tail gets short
+ * (not on every call: that would copy on every partial send); base moves too.
+ */
+void proxy_buf_compact(struct proxy_buf *b, size_t *base);
 /*
  * Emits the connection's event, closes its sockets and unlinks it; the
  * loop frees it after the current round (later events may still name it).

@@ -23,6 +23,7 @@
 
 #include "proxy_canon.h"
 #include "proxy_conn.h"
+#include "proxy_cred.h"
 #include "proxy_session.h"
 #include "proxy_upstream.h"
 
@@ -46,6 +47,7 @@ static unsigned long long mono_ms(void)
 
 static void free_conn(struct proxy_conn *c)
 {
+	proxy_cred_free(c);
 	free(c->in.data);
 	free(c->up.data);
 	free(c->down.data);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "proxy_conn.h"
+#include "proxy_cred.h"
 #include "proxy_relay.h"
 #include "proxy_tls_wrap.h"
 #include "proxy_reply.h"
@@ -65,21 +66,6 @@ int proxy_relay_begin(struct proxy_conn *c)
 	return 0;
 }
 
-/*
- * Moves unsent bytes to the front once the free tail gets short (not on
- * every call: that would copy on every partial send); resp_base moves too.
- */
-static void compact(struct proxy_buf *b, size_t *base)
-{
-	if (!b->off || b->cap - b->len >= b->cap / 2)
-		return;
-	memmove(b->data, b->data + b->off, b->len - b->off);
-	b->len -= b->off;
-	if (base)
-		*base = *base > b->off ? *base - b->off : 0;
-	b->off = 0;
-}
-
 static void consume_in(struct proxy_conn *c, size_t n)
 {
 	memmove(c->in.data, c->in.data + n, c->in.len - n);
@@ -124,7 +110,7 @@ static enum frame frame_length(struct proxy_conn *c)
 
 	if (!n)
 		return FR_NEED_INPUT;
-	compact(&c->up, NULL);
+	proxy_buf_compact(&c->up, NULL);
 	if (n > c->body.length)
 		n = (size_t)c->body.length;
 	if (n > c->up.cap - c->up.len)
@@ -149,7 +135,7 @@ static enum frame frame_chunked(struct proxy_conn *c)
 
 	if (!c->in.len)
 		return FR_NEED_INPUT;
-	compact(&c->up, NULL);
+	proxy_buf_compact(&c->up, NULL);
 	space = c->up.cap - c->up.len;
 	if (space < 2 * CHUNK_FRAME)
 		return FR_BLOCKED;
@@ -211,7 +197,15 @@ static bool http_client_in(struct proxy_conn *c)
 			return false;
 		}
 	}
-	fr = c->body.kind == PROXY_BODY_CHUNKED ? frame_chunked(c) : frame_length(c);
+	if (proxy_cred_frames(c)) {
+		int rc = proxy_cred_frame(c);
+
+		if (rc < 0)
+			return false;	/* answered or closed */
+		fr = rc == 1 ? FR_PROGRESS : rc == 2 ? FR_BLOCKED : FR_NEED_INPUT;
+	} else {
+		fr = c->body.kind == PROXY_BODY_CHUNKED ? frame_chunked(c) : frame_length(c);
+	}
 	if (fr == FR_ERROR) {
 		if (c->resp_sent)
 			proxy_conn_close(c, "malformed chunked request body");
@@ -237,7 +231,7 @@ static bool tunnel_client_in(struct proxy_conn *c)
 	/* Held first bytes are read no further than a timely sniff would have read them. */
 	if (c->late_check && c->in.cap < limit)
 		limit = c->in.cap;
-	compact(&c->up, NULL);
+	proxy_buf_compact(&c->up, NULL);
 	if (c->up.len >= limit)
 		return false;
 	n = read_into(c->cfd, &c->up, limit);
@@ -259,6 +253,10 @@ static bool tunnel_client_in(struct proxy_conn *c)
 static bool send_upstream(struct proxy_conn *c)
 {
 	bool progress = false;
+
+	/* Its head waits for the whole body (a new Content-Length, a SigV4 signature). */
+	if (proxy_cred_holding(c))
+		return false;
 
 	while (c->uwr && c->up.off < c->up.len) {
 		ssize_t n = send_from(c->ufd, &c->up, c->up.len);
@@ -354,7 +352,7 @@ static bool upstream_in(struct proxy_conn *c)
 
 	if (!c->urd || c->down_eof)
 		return false;
-	compact(&c->down, &c->resp_base);
+	proxy_buf_compact(&c->down, &c->resp_base);
 	/* While a head is incomplete, keep RESP_SLACK free for its rewrite. */
 	limit = http && !c->resp_done ? c->down.cap - RESP_SLACK : c->down.cap;
 	if (c->down.len >= limit)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proxy_conn.h"
+#include "proxy_cred.h"
 #include "proxy_parent.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
@@ -133,7 +134,7 @@ static int host_matches_url(struct proxy_conn *c, const struct proxy_request *re
 static void handle_forward(struct proxy_conn *c, const struct proxy_request *req, size_t head)
 {
 	struct proxy_url url;
-	struct proxy_body body;
+	struct proxy_body body, fwd;
 	ssize_t n;
 	int rc;
 
@@ -173,13 +174,15 @@ static void handle_forward(struct proxy_conn *c, const struct proxy_request *req
 		proxy_conn_close(c, "out of memory");
 		return;
 	}
-	n = proxy_build_upstream_head(req, &url, c->host, &body, c->up.data, c->up.cap);
+	if (proxy_cred_begin(c, req, c->host, true, &body, &fwd))
+		return;
+	n = proxy_build_upstream_head(req, &url, c->host, &fwd, c->up.data, c->up.cap);
 	if (n < 0) {
 		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
 				 "Request Header Fields Too Large", "rebuilt request too large");
 		return;
 	}
-	n = proxy_upstream_inject(c, n, c->host, true);
+	n = proxy_cred_head(c, n);
 	if (n >= 0)
 		n = proxy_parent_head(c, n);
 	if (n < 0)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "proxy_cred.h"
 #include "proxy_relay.h"
 #include "proxy_reply.h"
 #include "proxy_socks.h"
@@ -156,7 +157,7 @@ static int decide(struct proxy_conn *c)
 static void forward(struct proxy_conn *c, const struct proxy_request *req, size_t head)
 {
 	struct proxy_url url;
-	struct proxy_body body;
+	struct proxy_body body, fwd;
 	ssize_t n;
 
 	if (proxy_request_framing(req, &body)) {
@@ -175,13 +176,15 @@ static void forward(struct proxy_conn *c, const struct proxy_request *req, size_
 		proxy_conn_close(c, "out of memory");
 		return;
 	}
-	n = proxy_build_upstream_head(req, &url, c->tunnel, &body, c->up.data, c->up.cap);
+	if (proxy_cred_begin(c, req, c->tunnel, false, &body, &fwd))
+		return;
+	n = proxy_build_upstream_head(req, &url, c->tunnel, &fwd, c->up.data, c->up.cap);
 	if (n < 0) {
 		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL,
 				 "Request Header Fields Too Large", "rebuilt request too large");
 		return;
 	}
-	n = proxy_upstream_inject(c, n, c->tunnel, false);
+	n = proxy_cred_head(c, n);
 	if (n < 0)
 		return;
 	c->up.off = 0;

@@ -16,6 +16,7 @@
 
 #include "proxy_canon.h"
 #include "proxy_conn.h"
+#include "proxy_cred.h"
 #include "proxy_http_sniff.h"
 #include "proxy_parent.h"
 #include "proxy_relay.h"
@@ -130,7 +131,7 @@ static void http_head(struct proxy_conn *c, size_t head)
 	struct proxy_authority auth;
 	struct proxy_span host;
 	struct proxy_url url;
-	struct proxy_body body;
+	struct proxy_body body, fwd;
 	const char *name = NULL;
 	bool dup;
 	ssize_t n;
@@ -179,13 +180,15 @@ static void http_head(struct proxy_conn *c, size_t head)
 		proxy_conn_close(c, "out of memory");
 		goto out;
 	}
-	n = proxy_build_upstream_head(req, &url, c->host, &body, c->up.data, c->up.cap);
+	if (proxy_cred_begin(c, req, c->host, true, &body, &fwd))
+		goto out;
+	n = proxy_build_upstream_head(req, &url, c->host, &fwd, c->up.data, c->up.cap);
 	if (n < 0) {
 		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL, "Request Header Fields Too Large",
 				 "rebuilt request too large");
 		goto out;
 	}
-	n = proxy_upstream_inject(c, n, c->host, true);
+	n = proxy_cred_head(c, n);
 	if (n >= 0)
 		n = proxy_parent_head(c, n);
 	if (n < 0)

@@ -86,19 +86,6 @@ const struct proxy_parent *proxy_parent_for(struct proxy *p, const char *host, u
 	return cfg->parent;
 }
 
-ssize_t proxy_upstream_inject(struct proxy_conn *c, ssize_t n, const char *host, bool plaintext)
-{
-	const struct proxy_config *cfg = proxy_cfg(c->p);
-
-	if (!cfg->inject || n < 0)
-		return n;
-	n = cfg->inject(cfg->ctx, host, plaintext, c->up.data, (size_t)n, c->up.cap);
-	if (n < 0)
-		proxy_reply_http(c, 431, "Request Header Fields Too Large", NULL, "Request Header Fields Too Large",
-				 "request too large once credentials were put back");
-	return n;
-}
-
 const char *proxy_upstream_dial_what(const struct proxy_conn *c)
 {
 	if (!c->via_parent)

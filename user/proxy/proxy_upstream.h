@@ -17,12 +17,6 @@
  * name, else the parent's unless the host is local; NULL: none.
  */
 const struct proxy_parent *proxy_parent_for(struct proxy *p, const char *host, unsigned port);
-/*
- * The forwarded head of n bytes in c->up with masked credentials put back
- * (proxy_config.inject); n when there is nothing to put. Negative when it
- * no longer fits (the client has been answered 431).
- */
-ssize_t proxy_upstream_inject(struct proxy_conn *c, ssize_t n, const char *host, bool plaintext);
 /* What a failed dial was, for the event: "connect", "connect to the parent proxy" or "... MITM proxy". */
 const char *proxy_upstream_dial_what(const struct proxy_conn *c);
 /* A decided connection goes to its parent proxy when there is one: its addresses replace the destination's. */

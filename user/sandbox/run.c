@@ -224,10 +224,9 @@ static int start_proxies(struct sandbox_run *r, struct errmsg *em)
 			return err;
 		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL,
 						      r->bpf->maps.tconns, r->cg.id,
-						      r->tls.ca ? &r->tls.cfg : NULL, em);
+						      r->tls.ca ? &r->tls.cfg : NULL, &r->cred, em);
 		if (err)
 			return err;
-		r->proxy.cred = &r->cred;
 		r->proxy_started = true;
 	} else if (p->tls.enabled || p->mitm.enabled) {
 		return errmsg_set(em, -EINVAL, "network.%s needs bpfbox's own proxy, but httpProxyPort and "

@@ -153,6 +153,51 @@ static int mask_rule(struct sandbox_cred *sc, const struct policy_cred_rule *r, 
 	return err;
 }
 
+/* The table pair masking variable name whole, or -1. */
+static long pair_of(const struct cred_table *t, const char *name)
+{
+	for (size_t i = 0; i < cred_table_count(t); i++)
+		if (!strcmp(cred_table_name(t, i), name))
+			return (long)i;
+	return -1;
+}
+
+static struct cred_span real_of(const struct cred_table *t, size_t i)
+{
+	struct cred_span s;
+
+	s.p = cred_table_real(t, i, &s.n);
+	return s;
+}
+
+/* awsPairs whose key id and secret were both in the environment, for the proxy's re-signing. */
+static int build_aws(struct sandbox_cred *sc, const struct policy *p)
+{
+	const struct cred_table *t = sc->table;
+
+	if (!p->cred.n_aws_pairs)
+		return 0;
+	sc->aws = calloc(p->cred.n_aws_pairs, sizeof(*sc->aws));
+	sc->aws_secret = calloc(p->cred.n_aws_pairs, sizeof(*sc->aws_secret));
+	if (!sc->aws || !sc->aws_secret)
+		return -ENOMEM;
+	for (size_t j = 0; j < p->cred.n_aws_pairs; j++) {
+		const struct policy_aws_pair *a = &p->cred.aws_pairs[j];
+		long k = pair_of(t, a->key_id_var), s = pair_of(t, a->secret_var);
+		long tok = a->session_var ? pair_of(t, a->session_var) : -1;
+		struct cred_sigv4_pair *out = &sc->aws[sc->n_aws];
+
+		if (k < 0 || s < 0)
+			continue;
+		out->sentinel_akid.p = cred_table_sentinel(t, (size_t)k, &out->sentinel_akid.n);
+		out->real_akid = real_of(t, (size_t)k);
+		out->real_secret = real_of(t, (size_t)s);
+		out->real_token = tok >= 0 ? real_of(t, (size_t)tok) : (struct cred_span){ "", 0 };
+		sc->aws_secret[sc->n_aws++] = (size_t)s;
+	}
+	return 0;
+}
+
 int sandbox_cred_setup(struct sandbox_cred *sc, const struct policy *p, char *const *base_env, struct log *log,
 		       struct errmsg *em)
 {
@@ -176,6 +221,8 @@ int sandbox_cred_setup(struct sandbox_cred *sc, const struct policy *p, char *co
 		if (value)
 			err = mask_rule(sc, r, value, log, em);
 	}
+	if (!err && build_aws(sc, p))
+		err = errmsg_set(em, -ENOMEM, "credentials.awsPairs");
 	if (err)
 		sandbox_cred_free(sc);
 	return err;
@@ -222,5 +269,7 @@ void sandbox_cred_free(struct sandbox_cred *sc)
 	free(sc->env);
 	free(sc->removed);
 	free(sc->rule_of);
+	free(sc->aws);
+	free(sc->aws_secret);
 	memset(sc, 0, sizeof(*sc));
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cred/cred_sigv4.h"
 #include "lib/errmsg.h"
 #include "log/log.h"
 #include "policy/policy.h"
@@ -30,6 +31,10 @@ struct sandbox_cred {
 	/* Masked rules whose variable is to be removed (onExtractNoMatch "deny") */
 	char **removed;
 	size_t n_removed;
+	/* credentials.awsPairs whose variables are masked here: a SigV4 request is re-signed with them */
+	struct cred_sigv4_pair *aws;	/* spans into the table */
+	size_t *aws_secret;		/* per AWS pair: the table pair of its secret */
+	size_t n_aws;
 };
 
 /*

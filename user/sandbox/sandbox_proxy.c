@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "cred/cred_subst.h"
 #include "sandbox_cred.h"
 #include "sandbox_proxy.h"
 #include "sandbox_tconn.h"
@@ -123,37 +122,39 @@ static bool terminates(void *ctx, const char *host, unsigned port)
 	return policy_tls_terminates(sp->policy, host, port);
 }
 
-/* Sentinels to real values in a head bound for host, where each may go (sandbox_cred_select). */
-static ssize_t inject(void *ctx, const char *host, bool plaintext, char *head, size_t len, size_t cap)
+/* Which masked credentials may go to host (sandbox_cred_select); over plain HTTP only with allowPlaintextInject. */
+static void cred_select(void *ctx, const char *host, bool plaintext, bool *select)
 {
 	struct sandbox_proxy *sp = ctx;
-	const struct sandbox_cred *sc = sp->cred;
-	struct cred_buf out = { 0 };
-	size_t replaced = 0;
-	bool *select;
-	int err;
 
-	/* Over plain HTTP only where the policy says so (credentials.allowPlaintextInject). */
-	if (!sc || !sc->n_pairs || (plaintext && !sp->policy->cred.allow_plaintext_inject))
-		return (ssize_t)len;
-	select = calloc(sc->n_pairs, sizeof(*select));
-	if (!select)
-		return -ENOMEM;
-	sandbox_cred_select(sc, host, select);
-	err = cred_subst_once(sc->table, select, head, len, &out, &replaced);
-	free(select);
-	if (err || !replaced) {
-		cred_buf_wipe(&out);
-		return err ? err : (ssize_t)len;
-	}
-	if (out.len > cap) {
-		cred_buf_wipe(&out);
-		return -ENOSPC;
-	}
-	memcpy(head, out.data, out.len);
-	len = out.len;
-	cred_buf_wipe(&out);
-	return (ssize_t)len;
+	if (plaintext && !sp->policy->cred.allow_plaintext_inject)
+		return;
+	sandbox_cred_select(sp->cred, host, select);
+}
+
+static enum cred_sigv4_shape_policy sigv4_mode(enum policy_sigv4_mode m)
+{
+	return m == POLICY_SIGV4_PASSTHROUGH ? CRED_SIGV4_POLICY_PASSTHROUGH : CRED_SIGV4_POLICY_DENY;
+}
+
+/* The proxy's view of the run's masked credentials. */
+static const struct proxy_cred *cred_setup(struct sandbox_proxy *sp, const struct sandbox_cred *sc)
+{
+	const struct policy_credentials *pc = &sp->policy->cred;
+
+	if (!sc || !sc->table || !sc->n_pairs)
+		return NULL;
+	sp->cred = sc;
+	sp->pcred = (struct proxy_cred){
+		.table = sc->table,
+		.n_pairs = sc->n_pairs,
+		.select = cred_select,
+		.aws = sc->aws,
+		.aws_secret = sc->aws_secret,
+		.n_aws = sc->n_aws,
+		.sigv4 = { sigv4_mode(pc->sigv4_streaming), sigv4_mode(pc->sigv4_presigned), sigv4_mode(pc->sigv4a) },
+	};
+	return &sp->pcred;
 }
 
 static bool mitm_routes(void *ctx, const char *host, unsigned port)
@@ -223,6 +224,9 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 		log_event_set_str(ev, "bpfbox.proxy.parent", pe->parent);
 	if (pe->tls)
 		log_event_set_str(ev, "bpfbox.proxy.tls", pe->tls);
+	/* Names only: the values are secrets of the log (log_redact.c). */
+	if (pe->credentials)
+		log_event_set_str(ev, "bpfbox.proxy.credentials", pe->credentials);
 	if (pe->transparent)
 		log_event_message(ev, "%s %s %s:%u at %s, redirected to the proxy (%s)%s%s",
 				  refused ? "denied" : "allowed", pe->method ? pe->method : pe->transparent,
@@ -285,12 +289,13 @@ static int parent_setup(struct sandbox_proxy *sp, const struct policy_parent *pp
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em)
 {
-	return sandbox_proxy_start_transparent(sp, p, log, NULL, -1, 0, NULL, em);
+	return sandbox_proxy_start_transparent(sp, p, log, NULL, -1, 0, NULL, NULL, em);
 }
 
 int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
 				    struct sandbox_learned *learned, int tconn_fd, uint64_t sandbox,
-				    struct proxy_tls *tls, struct errmsg *em)
+				    struct proxy_tls *tls, const struct sandbox_cred *cred,
+				    struct errmsg *em)
 {
 	struct proxy_config cfg = { 0 };
 	const char *texts[256], *why = NULL;
@@ -333,8 +338,7 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 		}
 		cfg.parent = &sp->parent;
 	}
-	if (policy_cred_masks(p))
-		cfg.inject = inject;
+	cfg.cred = cred_setup(sp, cred);
 	if (p->mitm.enabled) {
 		mitm_setup(sp, &p->mitm);
 		cfg.mitm = &sp->mitm;

@@ -32,8 +32,9 @@ struct sandbox_proxy {
 	/* network.mitmProxy: its socket as a parent, "unix:PATH" in events */
 	struct proxy_parent mitm;
 	char mitm_shown[sizeof("unix:") + 108];
-	/* Masked credentials' table, set by the run before the command starts; NULL: none */
+	/* Masked credentials: the run's, and the proxy's view of them; NULL: none */
 	const struct sandbox_cred *cred;
+	struct proxy_cred pcred;
 };
 
 int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct log *log, struct errmsg *em);
@@ -41,11 +42,13 @@ int sandbox_proxy_start(struct sandbox_proxy *sp, const struct policy *p, struct
  * The same, with transparent listeners deciding by name and learned (NULL:
  * none, as above); events name the task that connected, found in the
  * kernel's tconns map tconn_fd (-1: not named) under the sandbox's id;
- * tls: termination (the proxy's callback is set here), NULL: none.
+ * tls: termination (the proxy's callback is set here), NULL: none;
+ * cred: the run's masked credentials (sandbox_cred_setup done), NULL: none.
  */
 int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct policy *p, struct log *log,
 				    struct sandbox_learned *learned, int tconn_fd, uint64_t sandbox,
-				    struct proxy_tls *tls, struct errmsg *em);
+				    struct proxy_tls *tls, const struct sandbox_cred *cred,
+				    struct errmsg *em);
 void sandbox_proxy_stop(struct sandbox_proxy *sp);
 
 #endif
