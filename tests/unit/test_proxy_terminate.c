@@ -30,7 +30,9 @@
 #include <openssl/x509v3.h>
 
 #include "proxy/addr_guard.h"
+#include "cred/cred_sigv4.h"
 #include "cred/cred_subst.h"
+#include "proxy/proxy_http.h"
 #include "proxy/proxy.h"
 #include "tls/tls_ca.h"
 #include "tls/tls_leaf.h"
@@ -59,6 +61,8 @@ struct fixture {
 	struct tls_ca *sandbox_ca;
 	struct cred_table *creds;
 	struct proxy_cred pcred;
+	struct cred_sigv4_pair aws;
+	size_t aws_secret;
 	struct tls_leaf_cache *leaves;
 	SSL_CTX *upstream_ctx;
 	struct proxy_tls tls;
@@ -234,10 +238,17 @@ static struct ev_copy last_event(struct fixture *f, size_t before)
 #define SENTINEL2 "fake_value_SAMELEN"
 #define REAL2 "REAL2-same-len-abc"
 
+/* An AWS pair the command holds as sentinels: a SigV4 request signed with them is signed again. */
+#define AKID_SENT "fake_value_AKIDSENT01"
+#define AKID_REAL "AKIAREALKEYID0000001"
+#define SECRET_SENT "fake_value_SECRETSENT"
+#define SECRET_REAL "realSecret/0123456789abcdefghijklmnopqrstu"
+#define N_PAIRS 4
+
 /* Every pair goes to up.test inside terminated TLS, nowhere else. */
 static void cred_select(void *ctx, const char *host, bool plaintext, bool *select)
 {
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < N_PAIRS; i++)
 		select[i] = !plaintext && !strcmp(host, "up.test");
 }
 
@@ -262,9 +273,18 @@ static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 	f->tls.max_tunnels = max_tunnels;
 	f->creds = cred_table_new();
 	if (!f->creds || cred_table_add(f->creds, "API_KEY", SENTINEL, strlen(SENTINEL), REAL, strlen(REAL)) < 0 ||
-	    cred_table_add(f->creds, "SAME_LEN", SENTINEL2, strlen(SENTINEL2), REAL2, strlen(REAL2)) < 0)
+	    cred_table_add(f->creds, "SAME_LEN", SENTINEL2, strlen(SENTINEL2), REAL2, strlen(REAL2)) < 0 ||
+	    cred_table_add(f->creds, "AWS_ACCESS_KEY_ID", AKID_SENT, strlen(AKID_SENT), AKID_REAL,
+			   strlen(AKID_REAL)) < 0 ||
+	    cred_table_add(f->creds, "AWS_SECRET_ACCESS_KEY", SECRET_SENT, strlen(SECRET_SENT), SECRET_REAL,
+			   strlen(SECRET_REAL)) < 0)
 		return -ENOMEM;
-	f->pcred = (struct proxy_cred){ .table = f->creds, .n_pairs = 2, .select = cred_select };
+	f->aws = (struct cred_sigv4_pair){ .sentinel_akid = { AKID_SENT, strlen(AKID_SENT) },
+					   .real_akid = { AKID_REAL, strlen(AKID_REAL) },
+					   .real_secret = { SECRET_REAL, strlen(SECRET_REAL) } };
+	f->aws_secret = 3;
+	f->pcred = (struct proxy_cred){ .table = f->creds, .n_pairs = N_PAIRS, .select = cred_select,
+					.aws = &f->aws, .aws_secret = &f->aws_secret, .n_aws = 1 };
 	return proxy_start(&cfg, &f->proxy, &f->port);
 }
 
@@ -723,6 +743,164 @@ static void test_masked_body_encoded_untouched(void **state)
 	assert_true(server_saw(f, "\r\n\r\nopaque " SENTINEL));
 }
 
+/* A request as the SigV4 code reads it, from an origin-form head. */
+struct sigv4_view {
+	struct cred_sigv4_request req;
+	struct cred_header hdr[PROXY_MAX_HEADERS];
+};
+
+static void view_of(const struct proxy_request *pr, struct sigv4_view *v)
+{
+	const char *q = memchr(pr->target.p, '?', pr->target.n);
+	size_t plen = q ? (size_t)(q - pr->target.p) : pr->target.n;
+
+	v->req.method = (struct cred_span){ pr->method.p, pr->method.n };
+	v->req.path = (struct cred_span){ pr->target.p, plen };
+	v->req.query = q ? (struct cred_span){ q + 1, pr->target.n - plen - 1 } : (struct cred_span){ "", 0 };
+	for (size_t i = 0; i < pr->nhdr; i++)
+		v->hdr[i] = (struct cred_header){ { pr->hdr[i].name.p, pr->hdr[i].name.n },
+						  { pr->hdr[i].value.p, pr->hdr[i].value.n } };
+	v->req.hdr = v->hdr;
+	v->req.nhdr = pr->nhdr;
+}
+
+static struct cred_span header_of(const struct proxy_request *pr, const char *name)
+{
+	for (size_t i = 0; i < pr->nhdr; i++)
+		if (proxy_span_ieq(pr->hdr[i].name, name))
+			return (struct cred_span){ pr->hdr[i].value.p, pr->hdr[i].value.n };
+	return (struct cred_span){ "", 0 };
+}
+
+/* Signs head (with "%s" where Authorization goes) with the sentinel pair, as an AWS SDK in the sandbox would. */
+static void sign_as_client(const char *head_fmt, unsigned port, const char *body, char *out, size_t cap)
+{
+	static const char tmpl[] = "AWS4-HMAC-SHA256 Credential=" AKID_SENT "/20261204/us-east-1/s3/aws4_request, "
+				   "SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature="
+				   "0000000000000000000000000000000000000000000000000000000000000000";
+	struct proxy_request *pr = calloc(1, sizeof(*pr));
+	struct sigv4_view *v = calloc(1, sizeof(*v));
+	struct cred_sigv4_auth auth;
+	char unsigned_head[2048], authz[CRED_SIGV4_AUTH_MAX];
+	uint8_t sig[32];
+	size_t alen;
+
+	snprintf(unsigned_head, sizeof(unsigned_head), head_fmt, port, "X-Placeholder: 1");
+	assert_int_equal(proxy_parse_request(unsigned_head, strlen(unsigned_head), pr), 0);
+	view_of(pr, v);
+	assert_int_equal(cred_sigv4_parse_auth(tmpl, strlen(tmpl), &auth), 0);
+	assert_int_equal(cred_sigv4_signature(&v->req, &auth, header_of(pr, "x-amz-date"),
+					      header_of(pr, "x-amz-content-sha256"),
+					      (struct cred_span){ SECRET_SENT, strlen(SECRET_SENT) }, sig, NULL), 0);
+	assert_int_equal(cred_sigv4_format_auth((struct cred_span){ AKID_SENT, strlen(AKID_SENT) }, &auth, sig, authz,
+						sizeof(authz), &alen), 0);
+	snprintf(out, cap, head_fmt, port, "Authorization: ");
+	/* The Authorization value goes where the placeholder line was. */
+	{
+		char *at = strstr(out, "Authorization: ") + strlen("Authorization: ");
+		char rest[1024];
+
+		snprintf(rest, sizeof(rest), "%s", at);
+		snprintf(at, cap - (size_t)(at - out), "%s%s%s", authz, rest, body);
+	}
+	free(pr);
+	free(v);
+}
+
+/* The request the server read starting with needle, verified with secret: 0 valid, else the error. */
+static int server_verifies(struct fixture *f, const char *needle, const char *secret)
+{
+	struct proxy_request *pr = calloc(1, sizeof(*pr));
+	struct sigv4_view *v = calloc(1, sizeof(*v));
+	struct cred_sigv4_auth auth;
+	struct cred_span a;
+	char *last, copy[4096];
+	ssize_t end;
+	size_t scan = 0;
+	int rc = -EINVAL;
+
+	pthread_mutex_lock(&f->lock);
+	last = strstr(f->seen, needle);
+	snprintf(copy, sizeof(copy), "%s", last ? last : "");
+	pthread_mutex_unlock(&f->lock);
+	end = proxy_head_end(copy, strlen(copy), &scan);
+	if (end > 0 && !proxy_parse_request(copy, (size_t)end, pr)) {
+		view_of(pr, v);
+		a = header_of(pr, "authorization");
+		if (!cred_sigv4_parse_auth(a.p, a.n, &auth))
+			rc = cred_sigv4_verify(&v->req, &auth, header_of(pr, "x-amz-date"),
+					       header_of(pr, "x-amz-content-sha256"),
+					       (struct cred_span){ secret, strlen(secret) });
+	}
+	free(pr);
+	free(v);
+	return rc;
+}
+
+/* Signed with the sentinel secret in the sandbox, verified with the real one at the server. */
+static void test_sigv4_resigned(void **state)
+{
+	struct fixture *f = *state;
+	static const char fmt[] = "GET /bucket/key.txt?list-type=2 HTTP/1.1\r\nHost: up.test:%u\r\n"
+				  "x-amz-date: 20261204T120000Z\r\n"
+				  "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\r\n"
+				  "%s\r\n\r\n";
+	char head[4096], out[2048];
+	size_t before = f->nev;
+	struct ev_copy e;
+
+	sign_as_client(fmt, f->up_port, "", head, sizeof(head));
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "Credential=" AKID_REAL "/20261204/us-east-1/s3/aws4_request"));
+	assert_false(server_saw(f, "fake_value_"));
+	assert_int_equal(server_verifies(f, "GET /bucket/", SECRET_REAL), 0);
+	assert_int_not_equal(server_verifies(f, "GET /bucket/", SECRET_SENT), 0);
+	e = last_event(f, before);
+	assert_non_null(strstr(e.credentials, "AWS_ACCESS_KEY_ID"));
+}
+
+/* A signed payload holding a sentinel: read whole, replaced, hashed again, signed with the real secret. */
+static void test_sigv4_signed_body(void **state)
+{
+	struct fixture *f = *state;
+	static const char body[] = "data=" SENTINEL;
+	static const char real_body[] = "data=" REAL;
+	char fmt[512], head[4096], out[2048], hash[CRED_SIGV4_HEX + 1], want[128];
+
+	cred_sigv4_sha256_hex(body, strlen(body), hash);
+	snprintf(fmt, sizeof(fmt), "PUT /bucket/obj HTTP/1.1\r\nHost: up.test:%%u\r\nx-amz-date: 20261204T120000Z\r\n"
+		 "x-amz-content-sha256: %s\r\nContent-Length: %zu\r\n%%s\r\n\r\n", hash, strlen(body));
+	sign_as_client(fmt, f->up_port, body, head, sizeof(head));
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_true(server_saw(f, "\r\n\r\n" "data=" REAL));
+	cred_sigv4_sha256_hex(real_body, strlen(real_body), hash);
+	snprintf(want, sizeof(want), "x-amz-content-sha256: %s\r\n", hash);
+	assert_true(server_saw(f, want));
+	snprintf(want, sizeof(want), "Content-Length: %zu\r\n", strlen(real_body));
+	assert_true(server_saw(f, want));
+	assert_int_equal(server_verifies(f, "PUT /bucket/obj", SECRET_REAL), 0);
+}
+
+/* An aws-chunked streaming upload signed with the sentinel: srt's 403 by default, the server reads nothing. */
+static void test_sigv4_streaming_refused(void **state)
+{
+	struct fixture *f = *state;
+	static const char fmt[] = "GET /bucket/stream HTTP/1.1\r\nHost: up.test:%u\r\n"
+				  "x-amz-date: 20261204T120000Z\r\n"
+				  "x-amz-content-sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD\r\n"
+				  "%s\r\n\r\n";
+	char head[4096], out[2048];
+
+	sign_as_client(fmt, f->up_port, "", head, sizeof(head));
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 403 "));
+	assert_non_null(strstr(out, "X-Proxy-Error: blocked-by-sandbox-runtime"));
+	assert_non_null(strstr(out, "streaming"));
+	assert_false(server_saw(f, "/bucket/stream"));
+}
+
 static void test_max_tunnels(void **state)
 {
 	struct fixture *f = *state;
@@ -1008,6 +1186,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_masked_body_same_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_masked_body_chunked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_masked_body_encoded_untouched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigv4_resigned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigv4_streaming_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigv4_signed_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_and_absolute_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_upstream_name_is_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_upstream_is_502, setup_untrusted, teardown),
