@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# credentials.envVars[].mode "mask" (srt's masked credentials, docs/policy.md `credentials`):
+# the sandbox sees sentinels (fake_value_<uuid4>, padded to a longer real value's
+# length); the proxy puts the real values back only in requests to the inject host
+# inside the TLS it terminates: headers, the request target, bodies with a
+# Content-Length (told again when the length changes) or chunked, not a body with a
+# Content-Encoding; never in an answer; another allowed host gets the sentinels.
+# extract masks only its capture, decode "jwt" the named claims; a request signed
+# (SigV4) with the masked AWS pair is signed again with the real one, a streaming
+# upload is refused 403. The real values are in no process of the sandbox (its
+# environment, every /proc/PID/environ of its cgroup, a core dump of the command)
+# and in no log line or bpfbox's stderr; the request events name the credentials.
+# The server (tests/vm/servers/record.py, in a network namespace) records what it read.
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/vm/servers/net.sh
+. "$T_ROOT/tests/vm/servers/net.sh"
+trap 'rc=$?; net_cleanup; (exit $rc); t_summary' EXIT
+
+command -v dnsmasq >/dev/null || t_skip_all "dnsmasq is not installed (tools/install-deps.sh)"
+
+TLS=$T_TMP/tls
+CA=$TLS/ca.pem
+W=$T_TMP/work
+REC=$T_TMP/record.txt
+ERRLOG=$T_TMP/bpfbox-stderr.txt
+mkdir -p "$TLS" "$W"
+chmod 0777 "$W"
+: >"$REC"
+: >"$ERRLOG"
+
+# Real values: upper case and digits, which no sentinel holds ([a-z0-9_-]).
+# API_KEY (108) is longer than a sentinel (47), GH_TOKEN (40) shorter.
+rand() { LC_ALL=C tr -dc 'A-Z0-9' </dev/urandom | head -c "$1"; }
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+API_KEY=AK$(rand 106)
+GH_TOKEN=ghp_$(rand 36)
+DBPW=PW$(rand 22)
+DATABASE_URL=postgres://dbuser:$DBPW@db.remote.test/x
+JWT_SUB=SUB$(rand 21)
+JWT_TOKEN=$(printf '{"alg":"HS256","typ":"JWT"}' | b64url).$(printf '{"sub":"%s","iss":"bpfbox-test","exp":4102444800}' "$JWT_SUB" | b64url).$(head -c 32 /dev/urandom | b64url)
+AWS_ACCESS_KEY_ID=AKIA$(rand 16)
+AWS_SECRET_ACCESS_KEY=$(rand 40)
+REALS=("$API_KEY" "$GH_TOKEN" "$DBPW" "$JWT_TOKEN" "$JWT_SUB" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY")
+SENT='fake_value_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
+
+A=api.remote.test
+P=$T_TMP/policy.json
+cat >"$P" <<JSON
+{
+  "network": {
+    "allowedDomains": ["$A", "other.remote.test"],
+    "tlsTerminate": { "extraCaCertPaths": ["$CA"], "handshakeTimeoutMs": 60000 }
+  },
+  "filesystem": { "denyRead": [], "allowWrite": ["$W"], "denyWrite": [] },
+  "credentials": {
+    "envVars": [
+      { "name": "API_KEY", "mode": "mask", "injectHosts": ["$A"] },
+      { "name": "GH_TOKEN", "mode": "mask", "injectHosts": ["$A"] },
+      { "name": "DATABASE_URL", "mode": "mask", "extract": ":([^:@]+)@", "injectHosts": ["$A"] },
+      { "name": "JWT_TOKEN", "mode": "mask", "decode": "jwt", "maskClaims": ["sub"], "injectHosts": ["$A"] },
+      { "name": "AWS_ACCESS_KEY_ID", "mode": "mask", "injectHosts": ["$A"] },
+      { "name": "AWS_SECRET_ACCESS_KEY", "mode": "mask", "injectHosts": ["$A"] }
+    ],
+    "awsPairs": [{ "accessKeyIdVar": "AWS_ACCESS_KEY_ID", "secretAccessKeyVar": "AWS_SECRET_ACCESS_KEY" }]
+  }
+}
+JSON
+
+LOG=$T_TMP/setup.ndjson
+part() { LOG=$T_TMP/$1.ndjson; }
+# bpfbox's stderr (and the command's) goes to $ERRLOG, searched for real values at the end.
+box() {
+	env API_KEY="$API_KEY" GH_TOKEN="$GH_TOKEN" DATABASE_URL="$DATABASE_URL" JWT_TOKEN="$JWT_TOKEN" \
+		AWS_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" AWS_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
+		"$BPFBOX" exec --policy "$P" --log-file "$LOG" -- "$@" 2>>"$ERRLOG"
+}
+# What the server recorded for the request whose path is TAG (tests/vm/servers/record.py).
+rec() { grep -E "^/$1 $2" "$REC"; }
+assert_rec() { # NAME TAG REGEX
+	rec "$2" "$3" >/dev/null && t_ok "$1" && return 0
+	t_fail "$1" "no record line of /$2 matches /$3/; /$2 recorded:" "$(grep -E "^/$2 " "$REC" | cut -c1-300)"
+}
+assert_no_rec() { # NAME TAG REGEX
+	! rec "$2" "$3" >/dev/null && t_ok "$1" && return 0
+	t_fail "$1" "record lines of /$2 match /$3/:" "$(rec "$2" "$3" | cut -c1-300)"
+}
+# The value a variable had inside, from a NAME=VALUE file the sandbox wrote.
+inside() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+# Regular-expression text of a literal (real values and sentinels hold only [A-Za-z0-9_.:/@-]).
+lit() { printf '%s' "$1" | sed 's/[.]/\\./g'; }
+ev_names() { # DOMAIN NAME: some event of the domain names the credential NAME
+	echo ".destination.domain == \"$1\" and any(.. | objects | .credentials? // empty | .. | strings; test(\"$2\"))"
+}
+
+assert_succeeds "a test CA and a certificate for the names are made" \
+	"$T_ROOT/tests/vm/servers/make-ca.sh" "$TLS" "$A" other.remote.test
+assert_succeeds "a remote network namespace is set up" net_remote_up
+assert_succeeds "dnsmasq answers the names in the namespace" net_dnsmasq "$T_TMP/dnsmasq.log" \
+	"--host-record=$A,$NET_REMOTE" "--host-record=other.remote.test,$NET_REMOTE"
+# The server alone is given the real pair, to check signatures with.
+serve_rec() {
+	SIGV4_KEY_ID=$AWS_ACCESS_KEY_ID SIGV4_SECRET=$AWS_SECRET_ACCESS_KEY \
+		net_serve bbremote recs 0.0.0.0 443 "$REC" "$TLS/server.pem" "$TLS/server.key"
+}
+assert_succeeds "the recording HTTPS server listens on :443, checking SigV4 with the real pair" serve_rec
+net_resolver_is "$NET_REMOTE"
+assert_succeeds "policy check accepts the masking policy" "$BPFBOX" policy check "$P"
+
+# 1. What the sandbox holds: sentinels in its environment, every environ of its cgroup and
+# the command's memory; the real values nowhere. The command waits until it has been looked at.
+part mem
+cat >"$T_TMP/hold.sh" <<'SH'
+w=$1
+tr '\0' '\n' </proc/self/environ >"$w/self-environ.txt"
+env >"$w/env.txt"
+sleep 300 &
+echo $! >"$w/child"
+echo $$ >"$w/pid"
+for _ in $(seq 1500); do
+	[ -e "$w/go" ] && break
+	sleep 0.2
+done
+kill "$(cat "$w/child")"
+echo held
+SH
+box bash "$T_TMP/hold.sh" "$W" >"$T_TMP/hold.out" &
+HOLD=$!
+for _ in $(seq 600); do
+	[ -s "$W/pid" ] && break
+	sleep 0.1
+done
+PID=$(cat "$W/pid" 2>/dev/null)
+if [ -n "$PID" ] && [ -r "/proc/$PID/cgroup" ]; then
+	t_ok "the sandboxed command runs and waits"
+	CG=/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$PID/cgroup")
+	: >"$T_TMP/environs.txt"
+	n=0
+	while read -r p; do
+		tr '\0' '\n' <"/proc/$p/environ" >>"$T_TMP/environs.txt" 2>/dev/null && n=$((n + 1))
+	done <"$CG/cgroup.procs"
+	echo "# $n processes in $CG"
+	if [ "$n" -ge 2 ]; then
+		t_ok "every process of the sandbox's cgroup read ($n)"
+	else
+		t_fail "every process of the sandbox's cgroup read ($n)" "$(cat "$CG/cgroup.procs")"
+	fi
+	assert_succeeds "gcore dumps the command from outside (root)" gcore -o "$T_TMP/core" "$PID"
+else
+	t_fail "the sandboxed command runs and waits" "$(cat "$T_TMP/hold.out" "$ERRLOG" | tail -n 20)"
+fi
+touch "$W/go"
+wait "$HOLD"
+assert_eq 0 "$?" "the sandbox exits 0"
+ENV=$W/env.txt
+assert_contains "$ENV" "^API_KEY=${SENT}[a-z0-9_-]+\$" "API_KEY inside is a sentinel, padded"
+assert_eq ${#API_KEY} "$(inside API_KEY "$ENV" | tr -d '\n' | wc -c)" "API_KEY's sentinel has the real value's length (108)"
+assert_contains "$ENV" "^GH_TOKEN=$SENT\$" "GH_TOKEN (40, shorter) inside is a bare sentinel (47)"
+assert_contains "$ENV" "^AWS_ACCESS_KEY_ID=$SENT\$" "AWS_ACCESS_KEY_ID inside is a sentinel"
+assert_contains "$ENV" "^AWS_SECRET_ACCESS_KEY=$SENT\$" "AWS_SECRET_ACCESS_KEY inside is a sentinel"
+assert_contains "$ENV" "^DATABASE_URL=postgres://dbuser:${SENT}[a-z0-9_-]*@db\\.remote\\.test/x\$" \
+	"DATABASE_URL keeps its shape, the password (extract's capture) a sentinel"
+JWT_IN=$(inside JWT_TOKEN "$ENV")
+claims=$(printf '%s' "$JWT_IN" | cut -d. -f2 | tr -- '-_' '+/' | { s=$(cat); while [ $((${#s} % 4)) -ne 0 ]; do s="$s="; done; printf '%s' "$s"; } | base64 -d 2>/dev/null)
+echo "# JWT claims inside: $claims"
+if [[ $JWT_IN =~ ^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$ ]] && [ "$JWT_IN" != "$JWT_TOKEN" ]; then
+	t_ok "JWT_TOKEN inside is another JWT-shaped token"
+else
+	t_fail "JWT_TOKEN inside is another JWT-shaped token" "inside: $JWT_IN"
+fi
+# shellcheck disable=SC2016 # jq's variables
+assert_succeeds "its sub claim is a sentinel" jq -en --arg c "$claims" --arg re "^$SENT" '$c | fromjson | .sub | test($re)'
+# shellcheck disable=SC2016 # jq's variables
+assert_succeeds "its other claims are kept" jq -en --arg c "$claims" '$c | fromjson | .iss == "bpfbox-test"'
+assert_contains "$W/self-environ.txt" "^API_KEY=$SENT" "/proc/self/environ inside holds the sentinel"
+assert_contains "$T_TMP/environs.txt" "^API_KEY=$SENT" "the environs read from outside hold the sentinel"
+SAPI=$(inside API_KEY "$ENV")
+core=$(find "$T_TMP" -maxdepth 1 -name "core.*" | head -n 1)
+if [ -n "$core" ] && [ -n "$SAPI" ]; then
+	assert_succeeds "the core dump holds API_KEY's sentinel (the dump shows the environment)" \
+		grep -q -a -F -- "$SAPI" "$core"
+else
+	t_fail "the core dump holds API_KEY's sentinel" "core: '$core', sentinel: '$SAPI'"
+fi
+for f in "$ENV" "$W/self-environ.txt" "$T_TMP/environs.txt" ${core:+"$core"}; do
+	hit=
+	for r in "${REALS[@]}"; do
+		grep -q -a -F -- "$r" "$f" && hit="$hit ${r:0:6}..."
+	done
+	assert_eq "" "$hit" "no real value in ${f##*/}"
+done
+rm -f "$T_TMP"/core.*
+
+# 2. Requests: one sandbox sends every case; the server's record is the judge.
+part req
+cat >"$T_TMP/requests.sh" <<'SH'
+w=$1 A=https://api.remote.test O=https://other.remote.test
+cd "$w" || exit 1
+env >env2.txt
+c() { # NAME CURL-ARGS...: body, head and status into NAME.*
+	local n=$1
+	shift
+	curl -sS --max-time 40 -o "$n.body" -D "$n.head" -w '%{http_code}\n' "$@" >"$n.code" 2>"$n.err"
+}
+sig=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY")
+c hdr-api -H "x-api-key: $API_KEY" -H "Authorization: Bearer $GH_TOKEN" "$A/hdr-api"
+c hdr-other -H "x-api-key: $API_KEY" -H "Authorization: Bearer $GH_TOKEN" "$O/hdr-other"
+c query "$A/query?key=$API_KEY&tok=$GH_TOKEN"
+c query-other "$O/query-other?key=$API_KEY"
+c body-long --data-binary "k=$API_KEY" "$A/body-long"
+c body-short --data-binary "t=$GH_TOKEN" "$A/body-short"
+c body-other --data-binary "k=$API_KEY" "$O/body-other"
+printf 'a=%s\nb=%s\n' "$API_KEY" "$GH_TOKEN" >chunk.in
+c chunked -H 'Transfer-Encoding: chunked' --data-binary @chunk.in "$A/chunked"
+c encoded -H 'Content-Encoding: gzip' --data-binary "k=$API_KEY" "$A/encoded"
+c jwt -H "Authorization: Bearer $JWT_TOKEN" "$A/jwt"
+c db -H "x-db-url: $DATABASE_URL" "$A/db"
+c echo "$A/echo?b64=$(printf %s "$API_KEY" | base64 -w0 | tr '+/' '-_')"
+c sigv4-curl "${sig[@]}" "$A/sigv4-curl"
+c sigv4-post "${sig[@]}" --data-binary 'payload=1' "$A/sigv4-post"
+c sigv4-stream "${sig[@]}" -X PUT -H 'x-amz-content-sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD' \
+	-H 'x-amz-decoded-content-length: 3' --data-binary 'abc' "$A/sigv4-stream"
+if python3 -c 'import botocore' 2>/dev/null; then
+	python3 - "$A/sigv4-boto?b=2&a=1" >boto.out 2>&1 <<'PY'
+import os, sys, urllib.request
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+r = AWSRequest(method="POST", url=sys.argv[1], data=b'{"q":1}', headers={"Content-Type": "application/json"})
+SigV4Auth(Credentials(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"]),
+          "execute-api", "us-east-1").add_auth(r)
+p = r.prepare()
+with urllib.request.urlopen(urllib.request.Request(p.url, data=p.body, headers=dict(p.headers), method="POST"), timeout=40) as f:
+    print("status", f.status)
+PY
+else
+	echo "no botocore" >boto.out
+fi
+echo done
+SH
+assert_succeeds "the sandbox sends every request" box bash "$T_TMP/requests.sh" "$W"
+assert_contains "$T_OUT" '^done$'
+ENV2=$W/env2.txt
+SAPI=$(inside API_KEY "$ENV2") SGH=$(inside GH_TOKEN "$ENV2")
+for n in hdr-api hdr-other query body-long body-short chunked jwt db sigv4-curl sigv4-post; do
+	[ "$(cat "$W/$n.code" 2>/dev/null)" = 200 ] && continue
+	echo "# /$n answered $(cat "$W/$n.code" 2>/dev/null): $(head -c 300 "$W/$n.err" "$W/$n.body" 2>/dev/null | tr '\n' ' ')"
+done
+
+# Headers: real at the inject host, the sentinel elsewhere.
+assert_rec "x-api-key: the inject host reads the real API_KEY" hdr-api "hdr x-api-key: $(lit "$API_KEY")\$"
+assert_rec "Authorization: Bearer: the inject host reads the real GH_TOKEN" hdr-api "hdr authorization: Bearer $GH_TOKEN\$"
+assert_rec "another allowed host reads API_KEY's sentinel" hdr-other "hdr x-api-key: $(lit "$SAPI")\$"
+assert_rec "another allowed host reads GH_TOKEN's sentinel" hdr-other "hdr authorization: Bearer $(lit "$SGH")\$"
+# The request target.
+assert_rec "the query: the inject host reads both real values" query "line GET /query\\?key=$API_KEY&tok=$GH_TOKEN HTTP/1\\.1\$"
+assert_rec "the query: another allowed host reads the sentinel" query-other "line GET /query-other\\?key=$(lit "$SAPI") HTTP"
+# Bodies: the length the server was told is the length it read and the body's.
+assert_rec "a Content-Length body, real longer (108 for 47): the real value, told its length" \
+	body-long "body told=$((2 + ${#API_KEY})) read=$((2 + ${#API_KEY})) k=$API_KEY\$"
+assert_rec "a Content-Length body, real shorter (40 for 47): the real value, told its length" \
+	body-short "body told=$((2 + ${#GH_TOKEN})) read=$((2 + ${#GH_TOKEN})) t=$GH_TOKEN\$"
+assert_rec "a body to another allowed host keeps the sentinel" body-other "body told=[0-9]+ read=[0-9]+ k=$(lit "$SAPI")\$"
+assert_rec "a chunked body: the real values" chunked "body told=chunked read=[0-9]+ a=$API_KEY\\\\nb=$GH_TOKEN\\\\n\$"
+assert_rec "a body with a Content-Encoding is forwarded unchanged" encoded "body told=[0-9]+ read=[0-9]+ k=$(lit "$SAPI")\$"
+# extract and decode.
+assert_rec "DATABASE_URL: the inject host reads the real URL" db "hdr x-db-url: $(lit "$DATABASE_URL")\$"
+assert_rec "JWT_TOKEN: the inject host reads the real token" jwt "hdr authorization: Bearer $(lit "$JWT_TOKEN")\$"
+# Answers are not substituted: the server sent the sentinel back (it read it base64-encoded).
+assert_eq "$SAPI" "$(cat "$W/echo.body" 2>/dev/null)" "an answer carrying the sentinel reaches the client unchanged"
+# SigV4.
+assert_rec "SigV4 (curl GET): signed again, the server verifies it with the real secret" sigv4-curl 'sigv4 ok$'
+assert_rec "SigV4 (curl GET): with the real key id" sigv4-curl "hdr authorization: AWS4-HMAC-SHA256 Credential=$AWS_ACCESS_KEY_ID/"
+assert_rec "SigV4 (curl POST, signed payload): verified with the real secret" sigv4-post 'sigv4 ok$'
+if grep -q '^no botocore' "$W/boto.out"; then
+	t_skip "SigV4 (botocore)" "python3-botocore is not installed (tools/install-deps.sh)"
+else
+	assert_rec "SigV4 (botocore, a query, a JSON body): verified with the real secret" sigv4-boto 'sigv4 ok$' ||
+		echo "# botocore: $(tr '\n' ' ' <"$W/boto.out" | cut -c1-300)"
+fi
+assert_eq 403 "$(cat "$W/sigv4-stream.code" 2>/dev/null)" "a streaming SigV4 upload is refused 403"
+assert_contains "$W/sigv4-stream.head" '^[Xx]-[Pp]roxy-[Ee]rror: blocked-by-sandbox-runtime' \
+	"with X-Proxy-Error: blocked-by-sandbox-runtime"
+assert_no_rec "the server read nothing of it" sigv4-stream line
+
+# Events name the credentials put in, and none for the other host.
+assert_event "an event of the inject host names API_KEY" "$(ev_names "$A" API_KEY)"
+assert_event "an event of the inject host names GH_TOKEN" "$(ev_names "$A" GH_TOKEN)"
+assert_event "an event of the inject host names JWT_TOKEN" "$(ev_names "$A" JWT_TOKEN)"
+assert_event "an event of the inject host names AWS_SECRET_ACCESS_KEY" "$(ev_names "$A" AWS_SECRET_ACCESS_KEY)"
+if jq -e -s "any(.[]; $(ev_names other.remote.test '[A-Z]'))" "$LOG" >/dev/null 2>&1; then
+	t_fail "no event of the other host names a credential" "$(grep other.remote.test "$LOG" | head -n 3)"
+else
+	t_ok "no event of the other host names a credential"
+fi
+
+# 3. No real value in what bpfbox wrote or the sandbox kept: logs, stderr, the client's files.
+for f in "$T_TMP"/*.ndjson "$ERRLOG" "$W"/*; do
+	[ -f "$f" ] || continue
+	hit=
+	for r in "${REALS[@]}"; do
+		grep -q -a -F -- "$r" "$f" && hit="$hit ${r:0:6}..."
+	done
+	[ -z "$hit" ] && continue
+	t_fail "no real value in ${f##*/}" "found:$hit"
+	FOUND=1
+done
+[ -n "${FOUND-}" ] || t_ok "no real value in the event logs, bpfbox's stderr or the sandbox's files"
+assert_succeeds "the event log is not empty" test -s "$T_TMP/req.ndjson"
+assert_eq "" "$(find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d -name 'bb-*' 2>/dev/null)" \
+	"no sandbox cgroup is left behind"
+assert_succeeds "every event line validates against the schema" \
+	python3 "$T_ROOT/tests/tools/validate-events.py" "$T_TMP"/*.ndjson
