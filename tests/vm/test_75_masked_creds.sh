@@ -10,12 +10,19 @@
 # upload is refused 403. The real values are in no process of the sandbox (its
 # environment, every /proc/PID/environ of its cgroup, a core dump of the command)
 # and in no log line or bpfbox's stderr; the request events name the credentials.
+# Through the daemon, the administrator's mask applies to a caller whose policy has no
+# credentials: the caller's own value reaches the inject host, its sandbox sees a sentinel.
 # The server (tests/vm/servers/record.py, in a network namespace) records what it read.
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/vm/servers/net.sh
 . "$T_ROOT/tests/vm/servers/net.sh"
-trap 'rc=$?; net_cleanup; (exit $rc); t_summary' EXIT
+DPID='' S=''
+daemon_stop() {
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	DPID=
+}
+trap 'rc=$?; daemon_stop; net_cleanup; [ -z "$S" ] || rm -rf "$S"; (exit $rc); t_summary' EXIT
 
 command -v dnsmasq >/dev/null || t_skip_all "dnsmasq is not installed (tools/install-deps.sh)"
 
@@ -49,7 +56,7 @@ P=$T_TMP/policy.json
 cat >"$P" <<JSON
 {
   "network": {
-    "allowedDomains": ["$A", "other.remote.test"],
+    "allowedDomains": ["$A", "other.remote.test"], "deniedDomains": [],
     "tlsTerminate": { "extraCaCertPaths": ["$CA"], "handshakeTimeoutMs": 60000 }
   },
   "filesystem": { "denyRead": [], "allowWrite": ["$W"], "denyWrite": [] },
@@ -311,3 +318,63 @@ assert_eq "" "$(find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d -name
 	"no sandbox cgroup is left behind"
 assert_succeeds "every event line validates against the schema" \
 	python3 "$T_ROOT/tests/tools/validate-events.py" "$T_TMP"/*.ndjson
+
+# 4. Through the daemon: the administrator's policy (the ceiling) masks API_KEY; the caller's
+# policy has no credentials rule. The caller's own value is the real one.
+if ! command -v useradd >/dev/null || ! command -v runuser >/dev/null; then
+	t_skip "masking through the daemon" "useradd or runuser is missing"
+	exit
+fi
+id erin75 >/dev/null 2>&1 || useradd -m -s /bin/sh erin75
+EH=$(getent passwd erin75 | cut -d: -f6)
+mkdir -p "$EH/work" && chown -R erin75: "$EH" && chmod 0755 "$EH"
+rm -f "$EH/work"/*
+S=$(mktemp -d /tmp/bb75.XXXXXX)
+chmod 0755 "$S"
+cp "$CA" "$S/ca.pem" && chmod 0644 "$S/ca.pem"
+mkdir -p "$S/admin" && chmod 0700 "$S/admin"
+SOCK=$S/bpfbox.sock ALOG=$S/admin/events.ndjson
+cat >"$S/admin/policy.json" <<JSON
+{
+  "network": { "allowedDomains": ["$A"], "deniedDomains": [],
+               "tlsTerminate": { "extraCaCertPaths": ["$S/ca.pem"], "handshakeTimeoutMs": 60000 } },
+  "filesystem": { "denyRead": [], "allowWrite": ["~/work"], "denyWrite": [] },
+  "credentials": { "envVars": [{ "name": "API_KEY", "mode": "mask", "injectHosts": ["$A"] }] }
+}
+JSON
+cat >"$S/caller.json" <<JSON
+{
+  "network": { "allowedDomains": ["$A"], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": ["~/work"], "denyWrite": [] }
+}
+JSON
+chmod 0644 "$S/caller.json"
+daemon_start() {
+	"$BPFBOX" daemon --socket "$SOCK" --config "$S/admin/policy.json" --log-file "$ALOG" >>"$S/admin/daemon.out" 2>&1 &
+	DPID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+assert_succeeds "the daemon starts with the administrator's mask of API_KEY" daemon_start
+DKEY=DK$(rand 70)
+cat >"$S/caller.sh" <<'SH'
+printf 'API_KEY=%s\n' "$API_KEY" >"$HOME/work/env.txt"
+curl -sS --max-time 40 -o /dev/null -w '%{http_code}\n' -H "x-api-key: $API_KEY" https://api.remote.test/daemon-hdr
+SH
+chmod 0644 "$S/caller.sh"
+# shellcheck disable=SC2016 # the inner shell's arguments
+t_exec bash -c 'cd "$1" && shift && runuser -u erin75 -- "$@"' sh "$EH" \
+	env BPFBOX_SOCKET="$SOCK" API_KEY="$DKEY" "$BPFBOX" exec --policy "$S/caller.json" -- sh "$S/caller.sh"
+assert_eq 0 "$T_RC" "the caller's sandbox runs through the daemon" || t_diag <"$T_OUT"
+cp "$T_OUT" "$S/caller.out"
+assert_contains "$EH/work/env.txt" "^API_KEY=${SENT}[a-z0-9_-]*\$" "the caller's sandbox sees a sentinel"
+assert_rec "the inject host reads the caller's real value" daemon-hdr "hdr x-api-key: $DKEY\$"
+hit=
+for f in "$ALOG" "$S/admin/daemon.out" "$S/caller.out" "$EH/work/env.txt"; do
+	grep -q -a -F -- "$DKEY" "$f" 2>/dev/null && hit="$hit ${f##*/}"
+done
+assert_eq "" "$hit" "the caller's real value is in no log, output or file of the sandbox"
+daemon_stop
