@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev libssl-dev zlib1g-dev
       libcmocka-dev libclang-rt-14-dev pkg-config jq curl git python3 qemu-system-x86 qemu-utils
       busybox-static cpio kmod bsdextrautils rsyslog wget openssl iproute2 tinyproxy
-      keyutils sudo dnsmasq-base uidmap socat
+      keyutils sudo dnsmasq-base uidmap socat gdb python3-botocore
       debhelper dpkg-dev pandoc lintian bash-completion logrotate)
 missing=()
 for p in "${pkgs[@]}"; do

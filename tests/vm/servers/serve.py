@@ -7,6 +7,8 @@
                                           "X-Secret: s3cret" and "X-Keep: 1"; TRACE and
                                           TRACK answered 200 with the request's head
   serve.py hdrs  ADDR PORT DIR CERT KEY   the same over TLS
+  serve.py recs  ADDR PORT RECORD CERT KEY  HTTPS appending each request (head, body, SigV4
+                                          check) to RECORD (tests/vm/servers/record.py)
   serve.py githttp ADDR PORT DIR          git's smart HTTP (git http-backend) for the repositories in DIR
   serve.py githttps ADDR PORT DIR CERT KEY  the same over TLS
   serve.py echo  ADDR PORT                TCP echo (stands in for an ssh server)
@@ -30,6 +32,8 @@ import ssl
 import sys
 import subprocess
 import threading
+
+import record
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -217,6 +221,9 @@ def make(argv):
         return http_server(addr, port, argv[3], handler=Headers)
     if mode == "hdrs":
         return http_server(addr, port, argv[3], argv[4], argv[5], Headers)
+    if mode == "recs":
+        handler = type("Rec", (record.Recorder,), {"record": os.path.abspath(argv[3])})
+        return threaded_server(addr, port, handler, argv[4], argv[5])
     if mode == "githttp":
         return git_server(addr, port, argv[3])
     if mode == "githttps":
