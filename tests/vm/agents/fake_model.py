@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A fake model server for the agent tests (tests/vm/test_80_agents.sh).
 
-    fake_model.py HOST PORT STEPS.json RECORD_DIR
+    fake_model.py HOST PORT STEPS.json RECORD_DIR [TLS_PORT CERT.pem KEY.pem]
 
+With TLS_PORT, the same server also speaks HTTPS there, with CERT.pem (a leaf for the API
+names from the test's own CA) and KEY.pem; PORT stays plain HTTP.
 Speaks, streaming (SSE) or not, the three APIs the coding-agent CLIs use:
   POST .../messages           Anthropic Messages API        (Claude Code)
   POST .../responses          OpenAI Responses API          (Codex)
@@ -16,12 +18,16 @@ Once the results come back, each is written to RECORD_DIR/<name>.out and the ans
 plain text "done", which ends the conversation. A result saying the command is still
 running (Codex's exec_command, after 30 s) is polled with write_stdin first. Requests without a shell tool (titles,
 summaries, quota checks) get a short text answer. Each request is logged, one JSON line, to
-RECORD_DIR/requests.ndjson. Prints "ready" once listening.
+RECORD_DIR/requests.ndjson, with "tls" (whether it came over HTTPS) and "key": "ok" when
+every API key it carried (x-api-key, Authorization: Bearer, api-key) is FAKE_MODEL_KEY's
+value (the real key, from the environment), else "bad " and what it got, cut to 24
+characters ("bad none": no key at all). Prints "ready" once listening.
 """
 import gzip
 import json
 import os
 import re
+import ssl
 import sys
 import threading
 import time
@@ -29,6 +35,8 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOST, PORT, STEPS_FILE, RECORD = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+TLS_ARGS = sys.argv[5:8]
+KEY = os.environ.get("FAKE_MODEL_KEY", "")
 with open(STEPS_FILE) as f:
     STEPS = json.load(f)
 LOCK = threading.Lock()
@@ -108,6 +116,26 @@ def shell_args(name, schema, step, i):
     return args
 
 
+KEY_HEADERS = ("x-api-key", "api-key", "authorization")
+
+
+def key_check(headers):
+    """'ok' when every key the request carries is KEY (and it carries one), else
+    'bad ' and the first other value, cut (a sentinel shows its fake_value_ prefix)."""
+    got = []
+    for h in ("x-api-key", "api-key"):
+        got += [v.strip() for v in headers.get_all(h) or []]
+    for v in headers.get_all("Authorization") or []:
+        scheme, _, cred = v.strip().partition(" ")
+        got.append(cred.strip() if scheme.lower() == "bearer" else v.strip())
+    if not got:
+        return "bad none"
+    for v in got:
+        if not KEY or v != KEY:
+            return "bad " + v[:24]
+    return "ok"
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -117,7 +145,8 @@ class Handler(BaseHTTPRequestHandler):
     def log_request_line(self, body, extra=None):
         line = {"t": time.time(), "method": self.command, "path": self.path,
                 "host": self.headers.get("Host"), "user_agent": self.headers.get("User-Agent"),
-                "bytes": len(body)}
+                "bytes": len(body), "tls": isinstance(self.connection, ssl.SSLSocket),
+                "key": key_check(self.headers)}
         if extra:
             line.update(extra)
         with LOCK, open(os.path.join(RECORD, "requests.ndjson"), "a") as f:
@@ -192,7 +221,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.openai_responses(req, body)
         if isinstance(req, dict) and path.endswith("/chat/completions"):
             return self.chat(req, body)
-        self.log_request_line(body, {"unparsed": True, "headers": dict(self.headers.items()),
+        self.log_request_line(body, {"unparsed": True, "headers": {k: v for k, v in self.headers.items()
+                                                        if k.lower() not in KEY_HEADERS},
                                      "head": body[:120].decode("latin-1")})
         self.send_plain(200, "application/json", b"{}")
 
@@ -394,10 +424,27 @@ class Handler(BaseHTTPRequestHandler):
         self.end_sse()
 
 
+def tls_server():
+    """The HTTPS server on TLS_PORT, or None. The handshake waits for the handler's first
+    read (do_handshake_on_connect=False), in its own thread: a slow client blocks no other."""
+    if len(TLS_ARGS) != 3:
+        return None
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(TLS_ARGS[1], TLS_ARGS[2])
+    ctx.set_alpn_protocols(["http/1.1"])
+    srv = ThreadingHTTPServer((HOST, int(TLS_ARGS[0])), Handler)
+    srv.daemon_threads = True
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
+    return srv
+
+
 def main():
     os.makedirs(RECORD, exist_ok=True)
     srv = ThreadingHTTPServer((HOST, PORT), Handler)
     srv.daemon_threads = True
+    tls = tls_server()
+    if tls:
+        threading.Thread(target=tls.serve_forever, daemon=True).start()
     print("ready", flush=True)
     srv.serve_forever()
 
