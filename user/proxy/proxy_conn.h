@@ -47,6 +47,7 @@ struct proxy {
 	struct proxy_conn *ready, *dead;
 	unsigned long long now, next_tick, accept_resume;
 	unsigned ntunnels;		/* terminated TLS connections open */
+	size_t held_bytes;		/* request bodies read whole for masked credentials (proxy_cred.c) */
 	unsigned tick_ms;
 	bool accept_paused;
 };

@@ -17,6 +17,11 @@
 #define CRED_CHUNK 8192
 #define CHUNK_FRAME 32		/* "%zx\r\n" and "\r\n" around one chunk */
 #define XERR_SIGV4 "blocked-by-sandbox-runtime"
+/*
+ * All bodies a proxy reads whole at once: each may reach 64 MiB, and
+ * confined code could open maxTunnels of them to fill the supervisor's memory.
+ */
+#define HELD_TOTAL_MAX (256u << 20)
 
 struct proxy_cred_req {
 	bool *select;			/* per pair of the table: may it go to this host? */
@@ -28,6 +33,7 @@ struct proxy_cred_req {
 	bool in_done, chunked_out;
 	bool resign;
 	size_t aws;			/* the AWS pair re-signing (proxy_cred.aws) */
+	size_t held;			/* what this request counts in proxy.held_bytes */
 	struct cred_sigv4_plan plan;
 };
 
@@ -48,6 +54,7 @@ void proxy_cred_free(struct proxy_conn *c)
 
 	if (!r)
 		return;
+	c->p->held_bytes -= r->held;
 	/* What went upstream held real values. */
 	if (c->up.data)
 		OPENSSL_cleanse(c->up.data, c->up.cap);
@@ -59,23 +66,28 @@ void proxy_cred_free(struct proxy_conn *c)
 	c->cred = NULL;
 }
 
-/* The names a replacer put in, added to the request's list for its event. */
+/* name added to the request's list of credentials put in, for its event. */
+static void add_name(struct proxy_conn *c, const char *n)
+{
+	size_t have = strlen(c->cred_names), len = strlen(n);
+	const char *hit = strstr(c->cred_names, n);
+
+	if (hit && (hit == c->cred_names || hit[-1] == ',') && (hit[len] == ',' || !hit[len]))
+		return;
+	if (have + len + 2 > sizeof(c->cred_names))
+		return;
+	snprintf(c->cred_names + have, sizeof(c->cred_names) - have, "%s%s", have ? "," : "", n);
+}
+
+/* The names a replacer put in. */
 static void add_names(struct proxy_conn *c, const struct cred_stream *s)
 {
 	char names[sizeof(c->cred_names)], *save = NULL;
 
 	if (cred_stream_names(s, names, sizeof(names)))
 		return;
-	for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-		size_t have = strlen(c->cred_names), len = strlen(n);
-		const char *hit = strstr(c->cred_names, n);
-
-		if (hit && (hit == c->cred_names || hit[-1] == ',') && (hit[len] == ',' || !hit[len]))
-			continue;
-		if (have + len + 2 > sizeof(c->cred_names))
-			return;
-		snprintf(c->cred_names + have, sizeof(c->cred_names) - have, "%s%s", have ? "," : "", n);
-	}
+	for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save))
+		add_name(c, n);
 }
 
 static void view_of(const struct proxy_request *pr, struct sigv4_view *v)
@@ -309,6 +321,9 @@ static ssize_t resign(struct proxy_conn *c, struct proxy_cred_req *r, size_t n, 
 		m = head_set(c, (size_t)m, "Authorization", auth, alen);
 		err = m < 0 ? (int)m : 0;
 	}
+	/* The real secret went in as the signature. */
+	if (!err)
+		add_name(c, cred_table_name(cred_cfg(c)->table, cred_cfg(c)->aws_secret[r->aws]));
 out:
 	free(req);
 	free(v);
@@ -418,6 +433,15 @@ static int take(struct proxy_conn *c, struct proxy_cred_req *r)
 		too_large(c, r);
 		return -1;
 	}
+	if (r->hold && r->out.len > r->held) {
+		if (c->p->held_bytes + (r->out.len - r->held) > HELD_TOTAL_MAX) {
+			proxy_reply_http(c, 503, "Service Unavailable", NULL, "Service Unavailable",
+					 "too many request bodies held for masked credentials at once (256 MiB)");
+			return -1;
+		}
+		c->p->held_bytes += r->out.len - r->held;
+		r->held = r->out.len;
+	}
 	return used || n ? 1 : 0;
 }
 
@@ -481,6 +505,8 @@ static bool drain(struct proxy_conn *c, struct proxy_cred_req *r)
 	if (r->out_off == r->out.len) {
 		OPENSSL_cleanse(r->out.data, r->out.len);
 		r->out.len = r->out_off = 0;
+		c->p->held_bytes -= r->held;
+		r->held = 0;
 	}
 	return true;
 }
