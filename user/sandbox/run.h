@@ -125,6 +125,20 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe);
 int sandbox_run_supervise(struct sandbox_run *r);
 void sandbox_run_teardown(struct sandbox_run *r);
 
+/*
+ * Replaces a running sandbox's policy with next, the whole effective policy
+ * (already under the ceiling, if any): files, Unix sockets and devices switch
+ * in the kernel in one map update (sandbox/run_update.c); the proxy and the
+ * resolver decide by next from their next decision, and open connections to
+ * a name next no longer allows are closed. One event records the change,
+ * naming source ("control-fd", "update", "ceiling-reload"). On success the
+ * run owns next (the old policy is kept until teardown: events in flight
+ * still name its rules); on failure nothing changed, next is still the
+ * caller's, and em says why: -EINVAL names a field that cannot change while
+ * running, -ENOSPC a full share of the rule maps.
+ */
+int sandbox_run_update(struct sandbox_run *r, struct policy *next, const char *source, struct errmsg *em);
+
 /* Between the run's own files (run.c, run_specs.c, run_log.c). */
 int sandbox_run_build_specs(struct sandbox_run *r);
 enum audit_scope sandbox_run_audit_scope(const struct sandbox_run *r);
