@@ -520,7 +520,7 @@ static __always_inline void shm_record_owner(__u64 id, struct dentry *dentry, st
 	dir = BPF_CORE_READ(dentry, d_parent, d_inode);
 	if (!dir)
 		return;
-	key.sandbox = id;
+	key.sandbox = rules_key(id);
 	key.dev = BPF_CORE_READ(dir, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(dir, i_ino);
 	key.dir = 1;

@@ -193,13 +193,13 @@ static __always_inline int unix_peer_check(struct bb_sandbox *sb, __u64 id, stru
 	sun_path = (void *)ua + bpf_core_field_offset(struct unix_address, name) + 2;
 	bpf_probe_read_kernel(&first, 1, sun_path);
 	if (!first) {
-		if (abstract_name_allowed(id, ua, sun_path))
+		if (abstract_name_allowed(rules_key(id), ua, sun_path))
 			return 0;
 		rule_id = BB_RULE_UNIX_ABSTRACT;
 	} else {
 		inode = BPF_CORE_READ(peer, path.dentry, d_inode);
 		if (inode) {
-			key.sandbox = id;
+			key.sandbox = rules_key(id);
 			key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 			key.ino = BPF_CORE_READ(inode, i_ino);
 			rule = bpf_map_lookup_elem(&inode_rules, &key);

@@ -82,6 +82,21 @@ typedef int32_t bb_s32;
 #define BB_SOCK_ALL ((1u << 14) - 1)
 #define BB_SOCK_NEVER (1u << 15) /* no policy opens it: no bit of sock_allow is ever set here */
 
+/*
+ * A sandbox's file, Unix socket and device rules are filed under a rules
+ * key: its id with the generation of its rule set in the top bits. A live
+ * update (sandbox/run_update.c) writes the next generation beside the
+ * current one, switches rule_keys in one map update, then removes the old
+ * entries; the kernel never sees half of each. Cgroup ids stay below
+ * BB_ID_MASK (checked at start), so a sweep by id finds every generation.
+ */
+#define BB_GEN_SHIFT 48
+#define BB_ID_MASK ((1ULL << BB_GEN_SHIFT) - 1)
+#define BB_GEN_MAX 0xffffu
+#define BB_RULES_KEY(id, gen) (((bb_u64)(id) & BB_ID_MASK) | ((bb_u64)(gen) << BB_GEN_SHIFT))
+/* Rule ids of odd generations carry this bit: an event in flight is named by the set that decided it. */
+#define BB_RULE_GEN_BIT (1u << 24)
+
 /* Sandbox states: the launcher resolves rule paths in the kernel before enforcing. */
 #define BB_STATE_RESOLVING 1
 #define BB_STATE_ENFORCING 2

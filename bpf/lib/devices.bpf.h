@@ -69,7 +69,7 @@ static __always_inline void report_device(struct bb_sandbox *sb, __u64 sb_id, __
  */
 static __noinline int device_check(struct bb_sandbox *sb, __u64 sb_id, struct file *file, struct inode *inode)
 {
-	struct bb_device_key key = { .sandbox = sb_id };
+	struct bb_device_key key = { .sandbox = rules_key(sb_id) };
 	bool block = S_ISBLK(BPF_CORE_READ(inode, i_mode));
 	__u32 rdev = BPF_CORE_READ(inode, i_rdev);
 	fmode_t fmode = BPF_CORE_READ(file, f_mode);

@@ -140,6 +140,7 @@ static __always_inline void mandatory_hit(struct walk_result *r, __u32 rule)
 /* The walk's state lives on the caller's stack; bpf_loop runs one level per call. */
 struct walk_ctx {
 	__u64 sb_id;
+	__u64 rules_id; /* where its rules are filed (rules_key) */
 	__u64 d;
 	__u64 mnt; /* struct mount *, 0 when the hook gave no mount */
 	__u64 mnt_root;
@@ -329,7 +330,7 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 
 	if (!w)
 		return 1;
-	key.sandbox = w->sb_id;
+	key.sandbox = w->rules_id;
 	d = (struct dentry *)w->d;
 	mnt = (struct mount *)w->mnt;
 	inode = BPF_CORE_READ(d, d_inode);
@@ -340,7 +341,7 @@ __noinline int bb_walk_level(struct walk_ctx *w)
 		rule = bpf_map_lookup_elem(&inode_rules, &key);
 		if (rule) {
 			if ((rule->flags & BB_R_ANCHOR) && w->wn.below)
-				check_anchor(w->sb_id, &key, &w->wn, w->mask, &w->r);
+				check_anchor(w->rules_id, &key, &w->wn, w->mask, &w->r);
 			if (rule->flags & BB_R_BPFBOX_STATE)
 				w->r.bpfbox_state = 1;
 			if ((rule->flags & BB_R_SHM) && w->wn.below) {
@@ -411,6 +412,7 @@ static __always_inline void fs_walk(__u64 sb_id, const struct bb_sandbox *sb, st
 	/* The result stays in w: a copy would cost the stack the verifier limits. */
 	__builtin_memset(w, 0, sizeof(*w));
 	w->sb_id = sb_id;
+	w->rules_id = rules_key(sb_id);
 	w->d = (__u64)d;
 	w->mask = mask;
 	w->sb_flags = sb->flags;

@@ -46,6 +46,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } mandatory_names SEC(".maps");
 
+/* A sandbox's rules key (BB_RULES_KEY) once a live update moved it past generation 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BB_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} rule_keys SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BB_MAX_SANDBOXES);

@@ -21,6 +21,17 @@ static __always_inline struct bb_sandbox *current_sandbox(__u64 *id)
 }
 
 /*
+ * The key of the rule set in force for a sandbox (BB_RULES_KEY): one lookup,
+ * paid by sandboxed tasks only, where a rule is looked up.
+ */
+static __always_inline __u64 rules_key(__u64 sb_id)
+{
+	__u64 *k = bpf_map_lookup_elem(&rule_keys, &sb_id);
+
+	return k ? *k : sb_id;
+}
+
+/*
  * Returns true when an event should be sent now; count receives the refusals
  * it stands for. Refusals folded in the window wait in the entry's pending
  * count for the next event or for the exit report. A full map folds

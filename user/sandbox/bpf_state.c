@@ -353,6 +353,7 @@ static int *map_slot(struct bpf_state_maps *m, const char *name)
 		{ "dns_peers", offsetof(struct bpf_state_maps, dns_peers) },
 		{ "quotas", offsetof(struct bpf_state_maps, quotas) },
 		{ "git_made", offsetof(struct bpf_state_maps, git_made) },
+		{ "rule_keys", offsetof(struct bpf_state_maps, rule_keys) },
 	};
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
@@ -368,7 +369,7 @@ static const char *const pinned_map_names[] = { "sandboxes",	  "inode_rules", "n
 						 "private_dirs", "shm_owner",
 						 "key_owner",	  "sigio_owners", "learned",
 						 "tconns",	  "dns_peers",	 "quotas",
-						 "git_made" };
+						 "git_made",	  "rule_keys" };
 
 /* The maps by their pins, the same way whether this launcher loaded them or not. */
 static int open_pinned_maps(struct bpf_state *st, struct errmsg *em)

@@ -55,6 +55,7 @@ struct bpf_state_maps {
 	int dns_peers;
 	int quotas;
 	int git_made;
+	int rule_keys;
 };
 
 struct bpf_state {

@@ -48,8 +48,13 @@ const char *kevent_rule_name(const struct kevent_ctx *k, uint32_t rule)
 
 	if (name)
 		return name;
-	if (rule < k->n_rules && k->rule_names[rule])
-		return k->rule_names[rule];
+	{
+		unsigned odd = !!(rule & BB_RULE_GEN_BIT);
+		uint32_t i = rule & ~BB_RULE_GEN_BIT;
+
+		if (i < k->n_rules[odd] && k->rule_names[odd][i])
+			return k->rule_names[odd][i];
+	}
 	return "unknown";
 }
 

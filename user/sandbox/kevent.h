@@ -16,8 +16,9 @@ struct kevent_ctx {
 	struct log *log;
 	struct sandbox_git *git; /* where BB_EV_GIT records go (NULL: dropped) */
 	uint64_t sandbox_id; /* records of another sandbox (a pooled ring's previous owner) are dropped */
-	const char *const *rule_names; /* indexed by policy rule id */
-	size_t n_rules;
+	/* Indexed by policy rule id, without BB_RULE_GEN_BIT, which picks the table (even, odd generations). */
+	const char *const *rule_names[2];
+	size_t n_rules[2];
 	bool audit; /* the sandbox runs in audit mode (for the exit-time pending report) */
 	unsigned long long received; /* records read from the ring buffer */
 	unsigned long long refusals; /* refusals they stand for (folded repeats included) */

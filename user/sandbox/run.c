@@ -135,15 +135,12 @@ void sandbox_run_teardown(struct sandbox_run *r)
 	env_free(&r->env);
 	identity_free(&r->ident);
 	bpf_state_close(r->bpf);
-	for (size_t i = 0; i < r->n_specs; i++)
-		free(r->owned_names ? r->owned_names[i] : NULL);
-	free(r->owned_names);
-	free(r->specs);
-	free(r->spec_paths);
-	free(r->spec_no_links);
-	free(r->unix_names);
-	free(r->rule_names);
+	run_rules_free(&r->rules);
+	run_rules_free(&r->prev_rules);
 	policy_free(r->policy);
+	for (size_t i = 0; i < r->n_retired; i++)
+		policy_free(r->retired[i]);
+	free(r->retired);
 	if (r->signal_fd >= 0)
 		close(r->signal_fd);
 	log_close(r->log);
@@ -298,21 +295,14 @@ static int setup_maps(struct sandbox_run *r)
 	err = sandbox_run_build_specs(r);
 	if (err)
 		return errmsg_set(&em, err, "building rules"), sandbox_run_failed(r, "rules", &em), err;
-	if (r->n_unix_names > QUOTA_SANDBOX_UNIX_NAMES || r->policy->n_device_allow > QUOTA_SANDBOX_DEVICES) {
-		bool names = r->n_unix_names > QUOTA_SANDBOX_UNIX_NAMES;
-
-		errmsg_set(&em, -EDQUOT, "%s: %zu %s, over the limit of %d per sandbox (the host-wide %s map holds %d "
-			   "for every sandbox)", names ? "network.allowUnixSockets" : "bpfbox.devices",
-			   names ? r->n_unix_names : r->policy->n_device_allow, names ? "abstract socket names" : "devices",
-			   names ? QUOTA_SANDBOX_UNIX_NAMES : QUOTA_SANDBOX_DEVICES, names ? "unix_names" : "device_allow",
-			   names ? BB_MAX_UNIX_NAMES : BB_MAX_DEVICES);
-		return sandbox_run_failed(r, "loading the policy into the kernel", &em), -EDQUOT;
-	}
+	err = run_rules_check_bounds(&r->rules, r->policy, &em);
+	if (err)
+		return sandbox_run_failed(r, "loading the policy into the kernel", &em), err;
 	err = sandbox_maps_add(r->bpf, r->cg.id, sandbox_run_flags(r), r->policy->sock_allow, &r->ringbuf_fd, &em);
 	if (err)
 		return sandbox_run_failed(r, "registering the sandbox", &em), err;
 	r->maps_added = true;
-	err = sandbox_maps_allow_unix_names(r->bpf, r->cg.id, (const char *const *)r->unix_names, r->n_unix_names,
+	err = sandbox_maps_allow_unix_names(r->bpf, r->cg.id, (const char *const *)r->rules.unix_names, r->rules.n_unix_names,
 					    &em);
 	if (!err)
 		err = sandbox_devices_load(r->bpf, r->cg.id, r->policy->device_allow, r->policy->n_device_allow,
@@ -330,8 +320,8 @@ static int setup_events(struct sandbox_run *r)
 	r->kctx.log = r->log;
 	r->kctx.git = &r->git;
 	r->kctx.sandbox_id = r->cg.id;
-	r->kctx.rule_names = r->rule_names;
-	r->kctx.n_rules = r->n_rule_names;
+	r->kctx.rule_names[0] = r->rules.names;
+	r->kctx.n_rules[0] = r->rules.n;
 	r->events = ring_buffer__new(r->ringbuf_fd, kevent_handle, &r->kctx, NULL);
 	if (!r->events)
 		return errmsg_set(&em, -errno, "opening the ring buffer"), sandbox_run_failed(r, "events", &em), -EIO;
@@ -376,9 +366,9 @@ static int setup_launch(struct sandbox_run *r, char *self_exe)
 	ls.bpf = r->bpf;
 	ls.sandbox_id = r->cg.id;
 	ls.cgroup_fd = r->cg.dir_fd;
-	ls.resolve_paths = r->spec_paths;
-	ls.resolve_no_links = r->spec_no_links;
-	ls.n_resolve = r->n_specs;
+	ls.resolve_paths = r->rules.paths;
+	ls.resolve_no_links = r->rules.no_links;
+	ls.n_resolve = r->rules.n;
 	ls.keep_fds = r->req.pass_fds;
 	ls.n_keep_fds = r->req.n_pass_fds;
 	if (r->req.for_caller) {
@@ -416,9 +406,9 @@ static int setup_enforce(struct sandbox_run *r)
 	if (!err)
 		err = sandbox_run_load_rules(r, &em);
 	/* By the identity the kernel resolved: no other sandbox reaches it, whatever the path. */
-	if (!err && !r->launch.results[r->tmpdir_spec].err && !r->launch.results[r->tmpdir_spec].missing)
-		err = sandbox_private_claim_dir(r->bpf, r->cg.id, r->launch.results[r->tmpdir_spec].dev,
-						r->launch.results[r->tmpdir_spec].ino, &em);
+	if (!err && !r->launch.results[r->rules.tmpdir_spec].err && !r->launch.results[r->rules.tmpdir_spec].missing)
+		err = sandbox_private_claim_dir(r->bpf, r->cg.id, r->launch.results[r->rules.tmpdir_spec].dev,
+						r->launch.results[r->rules.tmpdir_spec].ino, &em);
 	else if (!err)
 		err = errmsg_set(&em, -ENOENT, "resolving %s in the kernel", r->tmpdir);
 	if (!err)

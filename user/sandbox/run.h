@@ -66,6 +66,20 @@ struct sandbox_run_request {
 	void *control_ctx;
 };
 
+/* A policy's rules as the kernel takes them (run_specs.c): the start's, then each live update's. */
+struct run_rules {
+	struct rule_spec *specs; /* spec i has rule id id_base + i */
+	const char **paths; /* parallel to specs, for the resolver */
+	bool *no_links; /* parallel to specs: resolved following no symlink */
+	char **unix_names; /* abstract socket names allowed, pointing into the policy */
+	size_t n_unix_names;
+	const char **names; /* rule names by index, for events */
+	char **owned_names;
+	size_t n;
+	size_t tmpdir_spec; /* the TMPDIR's entry in specs */
+	uint32_t id_base; /* 0, or BB_RULE_GEN_BIT for odd generations */
+};
+
 /* Everything one run owns, released by sandbox_run_teardown whatever happened. */
 struct sandbox_run {
 	struct sandbox_run_request req;
@@ -100,15 +114,13 @@ struct sandbox_run {
 	char tmpdir[64];
 	struct tmpdir_id tmpdir_id; /* ino 0 until it is made */
 	char command_line[1024];
-	struct rule_spec *specs;
-	const char **spec_paths;
-	bool *spec_no_links; /* parallel to spec_paths: resolved following no symlink */
-	char **unix_names; /* abstract socket names allowed, pointing into the policy */
-	size_t n_unix_names;
-	const char **rule_names;
-	char **owned_names;
-	size_t n_specs, n_rule_names;
-	size_t tmpdir_spec; /* the TMPDIR's entry in specs */
+	struct run_rules rules; /* the rule set in force */
+	const struct run_rules *update_rules; /* the set a live update is loading, for its notes */
+	struct run_rules prev_rules; /* the one before the last live update: events in flight name its rules */
+	uint32_t gen; /* the generation of rules (BB_RULES_KEY) */
+	uint32_t rules_held; /* rule map entries rules wrote: the sandbox's share in use */
+	struct policy **retired; /* policies a live update replaced, kept until teardown */
+	size_t n_retired;
 	struct timespec started;
 	bool registered;
 };
@@ -139,8 +151,15 @@ void sandbox_run_teardown(struct sandbox_run *r);
  */
 int sandbox_run_update(struct sandbox_run *r, struct policy *next, const char *source, struct errmsg *em);
 
-/* Between the run's own files (run.c, run_specs.c, run_log.c). */
+/* Between the run's own files (run.c, run_specs.c, run_log.c, run_update.c). */
 int sandbox_run_build_specs(struct sandbox_run *r);
+int run_rules_build(const struct sandbox_run *r, const struct policy *p, uint32_t id_base, struct run_rules *out);
+void run_rules_free(struct run_rules *rr);
+/* The policy's abstract socket names and devices within the per-sandbox bounds; em names the field. */
+int run_rules_check_bounds(const struct run_rules *rr, const struct policy *p, struct errmsg *em);
+/* Writes a resolved rule set under a rules key: files, abstract names, devices; *written counts rule entries. */
+int run_rules_load(struct sandbox_run *r, const struct run_rules *rr, const struct policy *p,
+		   const struct resolve_result *res, uint64_t key, uint32_t *written, struct errmsg *em);
 enum audit_scope sandbox_run_audit_scope(const struct sandbox_run *r);
 uint32_t sandbox_run_flags(const struct sandbox_run *r);
 int sandbox_run_load_rules(struct sandbox_run *r, struct errmsg *em);

@@ -11,6 +11,20 @@
 #include "sandbox_private.h"
 #include "sandbox_tmpdir.h"
 
+/* A live update's resolver cgroup (rule_resolve.c), left by a supervisor that died during the update. */
+static void gc_rule_resolver(const struct bpf_state *st, const char *cgroup)
+{
+	char path[sizeof(((struct registry_entry *)0)->cgroup) + 8];
+	uint64_t id;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s.rules", cgroup) >= sizeof(path) || access(path, F_OK))
+		return;
+	if (st && !cgroup_id_of(path, &id))
+		sandbox_maps_remove(st, id);
+	cgroup_kill_all(path, 5000);
+	rmdir(path);
+}
+
 void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e, gc_note_fn note, void *ctx)
 {
 	struct tmpdir_id tid = { e->tmpdir_dev, e->tmpdir_ino, e->uid, e->gid };
@@ -21,6 +35,7 @@ void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e, 
 	if (e->cgroup[0]) {
 		cgroup_kill_all(e->cgroup, 5000);
 		rmdir(e->cgroup);
+		gc_rule_resolver(st, e->cgroup);
 	}
 	if (st && e->cgroup_id) {
 		sandbox_private_sweep_shm(st, e->cgroup_id);

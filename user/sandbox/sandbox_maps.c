@@ -40,6 +40,10 @@ int sandbox_maps_add(const struct bpf_state *st, uint64_t id, uint32_t flags, ui
 	struct bb_resolve slot = { 0 };
 	int rb, err;
 
+	/* Rule keys carry a generation above BB_ID_MASK (bpfbox.h): an id must leave those bits free. */
+	if (id & ~BB_ID_MASK)
+		return errmsg_set(em, -EOVERFLOW, "cgroup id %llu is above 2^%d: bpfbox cannot key its rules "
+				  "(a host whose cgroup ids wrapped; reboot it)", (unsigned long long)id, BB_GEN_SHIFT);
 	err = ring_pool_claim(st, id, &sb.ring_slot, &rb, em);
 	if (err)
 		return err;
@@ -319,6 +323,36 @@ static void sweep_by_key(int fd, uint64_t id, size_t key_size)
 	map_sweep(fd, key_size, 0, map_sweep_key_is_id, &id);
 }
 
+/* A rule map's key starts with a rules key: the sandbox's id with any generation (BB_RULES_KEY). */
+static bool key_is_sandbox_rules(const void *key, const void *value, const void *id)
+{
+	uint64_t k;
+
+	memcpy(&k, key, sizeof(k));
+	return (k & BB_ID_MASK) == *(const uint64_t *)id;
+}
+
+static void sweep_rules(const struct bpf_state *st, uint64_t id, map_sweep_match match)
+{
+	map_sweep(st->maps.inode_rules, sizeof(struct bb_inode_key), 0, match, &id);
+	map_sweep(st->maps.name_rules, sizeof(struct bb_name_key), 0, match, &id);
+	map_sweep(st->maps.unix_names, sizeof(struct bb_unix_name_key), 0, match, &id);
+	map_sweep(st->maps.device_allow, sizeof(struct bb_device_key), 0, match, &id);
+}
+
+int sandbox_maps_switch_rules(const struct bpf_state *st, uint64_t id, uint64_t key, struct errmsg *em)
+{
+	if (bpf_map_update_elem(st->maps.rule_keys, &id, &key, BPF_ANY))
+		return errmsg_set(em, -errno, "switching the sandbox's rules to generation %llu",
+				  (unsigned long long)(key >> BB_GEN_SHIFT));
+	return 0;
+}
+
+void sandbox_maps_remove_rules(const struct bpf_state *st, uint64_t key)
+{
+	sweep_rules(st, key, map_sweep_key_is_id);
+}
+
 static void sweep_by_value(int fd, uint64_t id, size_t key_size, size_t value_size)
 {
 	map_sweep(fd, key_size, value_size, map_sweep_value_is_id, &id);
@@ -328,11 +362,10 @@ void sandbox_maps_remove(const struct bpf_state *st, uint64_t id)
 {
 	/* sigio_owners is keyed by file address, tconns by the client's address. */
 	sweep_by_value(st->maps.sigio_owners, id, sizeof(uint64_t), sizeof(uint64_t));
-	sweep_by_key(st->maps.inode_rules, id, sizeof(struct bb_inode_key));
-	sweep_by_key(st->maps.name_rules, id, sizeof(struct bb_name_key));
+	/* Every generation of its rules, however far a live update took them. */
+	sweep_rules(st, id, key_is_sandbox_rules);
+	bpf_map_delete_elem(st->maps.rule_keys, &id);
 	sweep_by_key(st->maps.rate_limit, id, sizeof(struct bb_rate_key));
-	sweep_by_key(st->maps.unix_names, id, sizeof(struct bb_unix_name_key));
-	sweep_by_key(st->maps.device_allow, id, sizeof(struct bb_device_key));
 	sweep_by_key(st->maps.learned, id, sizeof(struct bb_learned_key));
 	sweep_by_value(st->maps.tconns, id, sizeof(struct bb_tconn_key), sizeof(struct bb_tconn));
 	sweep_by_key(st->maps.dns_peers, id, sizeof(struct bb_dns_peer_key));

@@ -87,6 +87,13 @@ int sandbox_maps_counters(const struct bpf_state *st, uint64_t id, uint64_t *los
 /* Calls fn for each rate-limited refusal still pending (count folded since its last event). */
 void sandbox_maps_pending(const struct bpf_state *st, uint64_t id,
 			  void (*fn)(void *ctx, uint32_t op, uint32_t rule, uint64_t count), void *ctx);
+/*
+ * A live update's switch: from now on the kernel reads the sandbox's file,
+ * Unix socket and device rules under key (BB_RULES_KEY), in one map update.
+ */
+int sandbox_maps_switch_rules(const struct bpf_state *st, uint64_t id, uint64_t key, struct errmsg *em);
+/* Removes the rule entries filed under one rules key (a generation no longer in force). */
+void sandbox_maps_remove_rules(const struct bpf_state *st, uint64_t key);
 /* Removes every entry of the sandbox from every map. */
 void sandbox_maps_remove(const struct bpf_state *st, uint64_t id);
 
