@@ -314,6 +314,18 @@ static void test_every_action_validates(void **state)
 	log_event_set_errno(ev, EINVAL);
 	log_event_message(ev, "bad policy");
 	assert_int_equal(log_emit(fx->log, ev), 0);
+	/* A live update of the running sandbox's policy. */
+	ev = log_event_new(LOG_INFO, "event", "configuration", "change", "policy-updated", "success");
+	log_event_set_str(ev, "bpfbox.policy.digest",
+			  "sha256:1111111111111111111111111111111111111111111111111111111111111111");
+	log_event_set_str(ev, "bpfbox.policy.previous_digest",
+			  "sha256:2222222222222222222222222222222222222222222222222222222222222222");
+	log_event_set_str(ev, "bpfbox.policy.update.source", "control-fd");
+	log_event_set_int(ev, "bpfbox.policy.update.generation", 1);
+	log_event_set_strv(ev, "bpfbox.policy.update.added", (char *const[]){ "allowedDomains:example.org", NULL });
+	log_event_set_strv(ev, "bpfbox.policy.update.removed", (char *const[]){ "allowRead:/srv/data", NULL });
+	log_event_message(ev, "policy updated (control-fd): 1 grant(s) added, 1 removed");
+	assert_int_equal(log_emit(fx->log, ev), 0);
 	/* The command could not be executed. */
 	ev = log_event_new(LOG_ERROR, "event", "process", "start,error", "exec-failed", "failure");
 	log_event_set_str(ev, "process.executable", "no-such-command");
