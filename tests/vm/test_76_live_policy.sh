@@ -25,7 +25,7 @@
 # Everything the sandboxes and the daemon's callers read lives in $S (0755); $T_TMP is root's.
 S=$(mktemp -d /tmp/bb76.XXXXXX)
 chmod 0755 "$S"
-BOX_PIDS=() DPID=
+BOX_PIDS=() BOX_CFD='' DPID=''
 live_cleanup() {
 	local p
 	for p in a b d g carol dave; do
