@@ -1,0 +1,668 @@
+#!/usr/bin/env bash
+# Live policy (issue 32): a running sandbox's policy replaced without restarting it.
+#   a. `bpfbox exec --control-fd 3`: a line denies a file a long-running command reads, the next
+#      reads are refused (and logged with the path); another line allows it again. The same
+#      with a write: allowWrite added lets it succeed; removed, it is refused, the file unchanged.
+#   b. a domain allowed mid-session works on the next request; a revoked domain's open CONNECT
+#      tunnel is closed and its server sees no more requests.
+#   c. invalid lines (bad JSON, an unknown key, a field that cannot change live) change nothing.
+#   d. `bpfbox update ID --allow-domain / --deny-domain / --policy` as root.
+#   e. through the daemon: a caller updates its own sandbox within the ceiling, cannot widen
+#      past it (the cut is named), cannot update another user's sandbox.
+#   f. the daemon's ceiling reloaded on SIGHUP narrows a running sandbox; an invalid new
+#      ceiling is refused and changes nothing.
+#   g. 1,000 updates in a row while a checker hammers a path both policies deny (never read)
+#      and one both allow (never refused); afterwards nothing of the sandbox is left.
+# The switch in the kernel maps is the subject, so the file runs on both kernels; b (the
+# proxy) and d's domains (the proxy, through `update`) are user space and shared out
+# (tests/vm/lib.sh t_share, docs/vm.md).
+#   BPFBOX_TEST_LIVE_UPDATES   g's number of updates (default 1000)
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/vm/servers/net.sh
+. "$T_ROOT/tests/vm/servers/net.sh"
+
+# Everything the sandboxes and the daemon's callers read lives in $S (0755); $T_TMP is root's.
+S=$(mktemp -d /tmp/bb76.XXXXXX)
+chmod 0755 "$S"
+BOX_PIDS=() BOX_CFD='' DPID=''
+live_cleanup() {
+	local p
+	for p in a b d g carol dave; do
+		touch "$S/stop-$p"
+	done
+	for p in "${BOX_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	[ "$T_FAIL" -eq 0 ] || tail -n 30 "$S/daemon.out" 2>/dev/null | sed 's/^/# daemon: /'
+	net_cleanup
+	rm -rf "$S"
+}
+trap 'rc=$?; live_cleanup; (exit $rc); t_summary' EXIT
+
+INVALID='Invalid config on control fd 3: ignored, previous config still in force'
+REFUSED='^(EACCES|EPERM)$'
+
+# The checker inside the sandboxes: every INTERVAL seconds, each OP:ARG once, one line each:
+# "ITERATION OP ARG RESULT". Ops: r (open ARG and read it), w (append a line to ARG),
+# g (GET the URL ARG through the sandbox's proxy: the status), t (HOST:PORT: a CONNECT tunnel
+# through the proxy kept open, one HTTP request on it each time: the status, "closed" when
+# it ends, "refused-NNN" when a new CONNECT is refused). RESULT is "ok", an errno name or a
+# status. It stops when STOP exists (or after 280 s).
+# "hammer STOP DENIED ALLOWED": opens both as fast as it can until STOP exists; prints a
+# VIOLATION line at once for a read of DENIED that succeeds or of ALLOWED that fails (the
+# first 20 of each), and a summary with the counts at the end.
+cat >"$S/checker.py" <<'PY'
+import errno, os, socket, sys, time, urllib.error, urllib.request
+
+
+def result(e):
+    return errno.errorcode.get(e.errno, str(e.errno)) if isinstance(e, OSError) and e.errno else "error"
+
+
+def read(path):
+    with open(path) as f:
+        f.read()
+
+
+def hammer(stop, denied, allowed):
+    n = {"denied_ok": 0, "denied_refused": 0, "allowed_ok": 0, "allowed_refused": 0}
+    i = 0
+    while not os.path.exists(stop):
+        i += 1
+        try:
+            read(denied)
+            n["denied_ok"] += 1
+            if n["denied_ok"] <= 20:  # the summary counts the rest
+                print("VIOLATION %d read of %s succeeded" % (i, denied), flush=True)
+        except OSError:
+            n["denied_refused"] += 1
+        try:
+            read(allowed)
+            n["allowed_ok"] += 1
+        except OSError as e:
+            n["allowed_refused"] += 1
+            if n["allowed_refused"] <= 20:
+                print("VIOLATION %d read of %s failed: %s" % (i, allowed, result(e)), flush=True)
+        if i % 64 == 0:
+            time.sleep(0.001)  # the supervisor shares the two CPUs
+    print("summary " + " ".join("%s=%d" % kv for kv in sorted(n.items())), flush=True)
+
+
+class Tunnel:
+    def __init__(self, target):
+        self.host, self.port = target.rsplit(":", 1)
+        self.s = None
+        self.n = 0
+
+    def open(self):
+        proxy = os.environ["HTTP_PROXY"].split("://", 1)[-1].rstrip("/")
+        phost, _, pport = proxy.rpartition(":")
+        s = socket.create_connection((phost, int(pport)), timeout=5)
+        t = ("%s:%s" % (self.host, self.port)).encode()
+        s.sendall(b"CONNECT " + t + b" HTTP/1.1\r\nHost: " + t + b"\r\n\r\n")
+        head = self.head(s)
+        status = head.split(b" ", 2)[1].decode() if head.count(b" ") else "?"
+        if status != "200":
+            s.close()
+            return "refused-" + status
+        self.s = s
+        return None
+
+    @staticmethod
+    def head(s):
+        h = b""
+        while not h.endswith(b"\r\n\r\n"):
+            b = s.recv(1)
+            if not b:
+                raise ConnectionError("closed")
+            h += b
+        return h
+
+    def step(self):
+        if self.s is None:
+            try:
+                why = self.open()
+            except OSError as e:
+                return "connect-" + result(e)
+            if why:
+                return why
+        self.n += 1
+        try:
+            self.s.sendall(("GET /hello.txt?t=%d HTTP/1.1\r\nHost: %s\r\n\r\n" % (self.n, self.host)).encode())
+            h = self.head(self.s)
+            length = 0
+            for line in h.split(b"\r\n"):
+                k, _, v = line.partition(b":")
+                if k.strip().lower() == b"content-length":
+                    length = int(v)
+            body = b""
+            while len(body) < length:
+                b = self.s.recv(length - len(body))
+                if not b:
+                    raise ConnectionError("closed")
+                body += b
+            return h.split(b" ", 2)[1].decode()
+        except (OSError, ValueError, IndexError):
+            self.s.close()
+            self.s = None
+            return "closed"
+
+
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            r.read()
+            return str(r.status)
+    except urllib.error.HTTPError as e:
+        return str(e.code)
+    except OSError as e:
+        return "error-" + result(e.reason if isinstance(getattr(e, "reason", None), OSError) else e)
+
+
+def main():
+    if sys.argv[1] == "hammer":
+        return hammer(*sys.argv[2:5])
+    interval, stop = float(sys.argv[1]), sys.argv[2]
+    specs = [a.split(":", 1) for a in sys.argv[3:]]
+    tunnels = {}
+    deadline = time.monotonic() + 280
+    i = 0
+    while not os.path.exists(stop) and time.monotonic() < deadline:
+        i += 1
+        for op, arg in specs:
+            try:
+                if op == "r":
+                    read(arg)
+                    res = "ok"
+                elif op == "w":
+                    with open(arg, "a") as f:
+                        f.write("w%d\n" % i)
+                    res = "ok"
+                elif op == "g":
+                    res = get(arg)
+                else:
+                    res = tunnels.setdefault(arg, Tunnel(arg)).step()
+            except OSError as e:
+                res = result(e)
+            print(i, op, arg, res, flush=True)
+        time.sleep(interval)
+
+
+main()
+PY
+chmod 0644 "$S/checker.py"
+CHECK=$S/checker.py
+
+# wait_until SECS CMD...: true once CMD succeeds (polled every 0.2 s), false after SECS.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+# Lines of a file (0 when it does not exist).
+lines() { [ -e "$1" ] && wc -l <"$1" || echo 0; }
+# policy-updated events in LOG [of sandbox ID] [from SOURCE].
+updates() {
+	jq -c --arg id "${2-}" --arg src "${3-}" 'select(.event.action == "policy-updated" and
+		($id == "" or .bpfbox.sandbox.id == $id) and ($src == "" or .bpfbox.policy.update.source == $src))' \
+		"$1" 2>/dev/null | wc -l
+}
+updates_reach() { [ "$(updates "$@")" -ge "$LIVE_WANT" ]; }
+# Results of OP on ARG in the checker's OUT after line AFTER (skipping the first: an attempt
+# may have been under way while the switch was made).
+results_after() { awk -v l="$2" -v op="$3" -v a="$4" 'NR > l && $2 == op && $3 == a { if (seen++) print $4 }' "$1"; }
+has_results() { [ "$(results_after "$@" | wc -l)" -ge "${LIVE_N:-3}" ]; }
+# assert_results NAME OUT AFTER OP ARG REGEX: within 30 s the checker has 3 results of OP on ARG
+# after line AFTER, and every one matches REGEX.
+assert_results() {
+	local name=$1 out=$2 after=$3 op=$4 arg=$5 want=$6 got
+	if ! wait_until 30 has_results "$out" "$after" "$op" "$arg"; then
+		t_fail "$name" "no 3 results of $op $arg after line $after of the checker within 30 s" \
+			"$(tail -n 10 "$out" 2>&1)"
+		return 1
+	fi
+	got=$(results_after "$out" "$after" "$op" "$arg" | head -n 3 | xargs)
+	if [ "$(results_after "$out" "$after" "$op" "$arg" | head -n 3 | grep -Evc -- "$want")" -eq 0 ]; then
+		t_ok "$name"
+	else
+		t_fail "$name" "expected results matching /$want/; got: $got"
+	fi
+}
+# assert_ev LOG NAME JQ: some event of LOG satisfies JQ.
+assert_ev() {
+	if jq -e -s "any(.[]; $3)" "$1" >/dev/null 2>&1; then
+		t_ok "$2"
+	else
+		t_fail "$2" "no event of $1 satisfies: $3" "$(tail -n 5 "$1" 2>&1)"
+	fi
+}
+# The event of an accepted change: the new and previous digests, the source, the grants.
+# (The digests are accepted as "sha256:<hex>", as bpfbox.policy.digest, or as bare hex.)
+UPD_FIELDS='(.bpfbox.policy.sha256 // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
+	(.bpfbox.policy.previous_sha256 // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
+	.bpfbox.policy.sha256 != .bpfbox.policy.previous_sha256 and
+	(.event.category | index("configuration")) and .event.outcome == "success"'
+# A grant string naming X among the event's added or removed ones.
+grant_names() { echo "any((.bpfbox.policy.update.added // [])[], (.bpfbox.policy.update.removed // [])[]; contains(\"$1\"))"; }
+
+# box_start NAME POLICY CMD...: `bpfbox exec --control-fd 3` in the background, fd 3 a FIFO
+# this shell writes lines to (fd $BOX_CFD), stdout in $T_TMP/NAME.out, stderr in
+# $T_TMP/NAME.err, events in $T_TMP/NAME.ndjson; $BOX_PID the bpfbox process.
+box_start() {
+	local name=$1 pol=$2
+	shift 2
+	mkfifo "$T_TMP/$name.ctl"
+	"$BPFBOX" exec --policy "$pol" --control-fd 3 --log-file "$T_TMP/$name.ndjson" -- "$@" \
+		3<"$T_TMP/$name.ctl" >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" </dev/null &
+	BOX_PID=$!
+	BOX_PIDS+=("$BOX_PID")
+	exec {BOX_CFD}>"$T_TMP/$name.ctl"
+}
+# find_box MARK: FOUND_ID is the id `bpfbox ps` gives the sandbox whose command holds MARK.
+find_box() {
+	FOUND_ID=$("$BPFBOX" ps --json 2>/dev/null | jq -r --arg m "$1" '[.[] | select(.command | contains($m)) | .id][0] // empty')
+	[ -n "$FOUND_ID" ]
+}
+# box_close: EOF on the control fd.
+box_close() {
+	[ -z "$BOX_CFD" ] || exec {BOX_CFD}>&-
+	BOX_CFD=
+}
+# ctl LINE: one line to the sandbox's control fd (in a subshell: a reader gone is an EPIPE
+# of the subshell, not a SIGPIPE of this file).
+ctl() { (printf '%s\n' "$1" >&"$BOX_CFD") 2>/dev/null; }
+# box_end NAME STOPFILE: stops the checker, waits up to 30 s for bpfbox to exit; its status in $BOX_RC.
+box_end() {
+	touch "$2"
+	box_close
+	for _ in $(seq 150); do
+		kill -0 "$BOX_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -0 "$BOX_PID" 2>/dev/null && kill -TERM "$BOX_PID"
+	wait "$BOX_PID"
+	BOX_RC=$?
+}
+# A policy (compact, one line) from BASE with a jq program applied.
+pol() { jq -c "$2" "$1"; }
+
+# ------------------------------------------------------------------------------------------
+# a. files, through the control fd
+# ------------------------------------------------------------------------------------------
+F=$S/data/file
+W=$S/write/file
+mkdir -p "$S/data" "$S/write"
+echo readable >"$F"
+echo original >"$W"
+PA=$S/a.json
+cat >"$PA" <<JSON
+{
+  "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] }
+}
+JSON
+LOG=$T_TMP/a.ndjson OUT=$T_TMP/a.out
+box_start a "$PA" python3 "$CHECK" 0.2 "$S/stop-a" "r:$F" "w:$W"
+wait_until 60 has_results "$OUT" 0 r "$F"
+assert_results "a: at the start the file is read" "$OUT" 0 r "$F" '^ok$'
+assert_results "a: at the start the write is refused" "$OUT" 0 w "$W" "$REFUSED"
+
+LIVE_WANT=1
+ctl "$(pol "$PA" ".filesystem.denyRead = [\"$F\"]")"
+assert_succeeds "a: a line denying the file is applied (one policy-updated event)" wait_until 30 updates_reach "$LOG"
+L=$(lines "$OUT")
+assert_results "a: the next reads of the file are refused" "$OUT" "$L" r "$F" "$REFUSED"
+assert_ev "$LOG" "a: the refusal is an event naming the file" ".event.action == \"open-read\" and .file.path == \"$F\""
+assert_ev "$LOG" "a: the change is one event: both digests, the source, configuration/change" \
+	".event.action == \"policy-updated\" and .bpfbox.policy.update.source == \"control-fd\" and $UPD_FIELDS and (.event.type | index(\"change\"))"
+assert_ev "$LOG" "a: the event names the denyRead added" ".event.action == \"policy-updated\" and $(grant_names "$F")"
+
+LIVE_WANT=2
+ctl "$(pol "$PA" '.')"
+assert_succeeds "a: a line allowing it again is applied" wait_until 30 updates_reach "$LOG"
+L=$(lines "$OUT")
+assert_results "a: the next reads succeed again" "$OUT" "$L" r "$F" '^ok$'
+
+LIVE_WANT=3
+ctl "$(pol "$PA" ".filesystem.allowWrite = [\"$S/write\"]")"
+assert_succeeds "a: a line adding allowWrite is applied" wait_until 30 updates_reach "$LOG"
+L=$(lines "$OUT")
+assert_results "a: the next writes succeed" "$OUT" "$L" w "$W" '^ok$'
+assert_contains "$W" '^w[0-9]+$' "a: the writes reached the file"
+
+LIVE_WANT=4
+ctl "$(pol "$PA" '.')"
+assert_succeeds "a: a line removing allowWrite is applied" wait_until 30 updates_reach "$LOG"
+L=$(lines "$OUT")
+assert_results "a: the next writes are refused" "$OUT" "$L" w "$W" "$REFUSED"
+SUM=$(sha256sum <"$W")
+L=$(lines "$OUT")
+wait_until 30 has_results "$OUT" "$L" w "$W"
+assert_eq "$SUM" "$(sha256sum <"$W")" "a: the file on disk is unchanged by the refused writes that followed"
+assert_ev "$LOG" "a: the refused write is an event naming the file" ".event.action == \"open-write\" and .file.path == \"$W\""
+
+# ------------------------------------------------------------------------------------------
+# c. invalid lines change nothing (the same sandbox: the file readable, writes refused)
+# ------------------------------------------------------------------------------------------
+ctl ''
+ctl '{"network": {"allowedDomains": [' # bad JSON
+sleep 0.5
+ctl "$(pol "$PA" ".filesystem.denyRead = [\"$F\"] | .bogusKey76 = true")"
+ctl "$(pol "$PA" ".filesystem.denyRead = [\"$F\"] | .network.allowAllUnixSockets = true")"
+invalid_n() { [ "$(grep -c -- "$INVALID" "$T_TMP/a.err")" -ge "$1" ]; }
+assert_succeeds "c: three invalid lines, three messages on stderr (blank lines ignored)" wait_until 30 invalid_n 3
+assert_eq 3 "$(grep -c -- "$INVALID" "$T_TMP/a.err")" "c: exactly three: the blank line gave none"
+assert_contains "$T_TMP/a.err" "bogusKey76" "c: the unknown key's message names it"
+assert_contains "$T_TMP/a.err" "allowAllUnixSockets" "c: a field that cannot change live is named"
+assert_eq 4 "$(updates "$LOG")" "c: no invalid line made a policy-updated event"
+L=$(lines "$OUT")
+assert_results "c: the file is still read: the invalid lines' denyRead was not applied" "$OUT" "$L" r "$F" '^ok$'
+assert_results "c: writes are still refused" "$OUT" "$L" w "$W" "$REFUSED"
+# EOF on the control fd: the sandbox goes on with the policy in force.
+box_close
+sleep 0.5
+L=$(lines "$OUT")
+assert_results "c: after EOF on the control fd the command runs on, the file still read" "$OUT" "$L" r "$F" '^ok$'
+box_end a "$S/stop-a"
+assert_eq 0 "$BOX_RC" "a/c: the sandbox exits 0 when its command ends"
+
+# ------------------------------------------------------------------------------------------
+# b and d: domains (shared out: the proxy is user space)
+# ------------------------------------------------------------------------------------------
+WWW=$S/www
+mkdir -p "$WWW" && echo hello-live >"$WWW/hello.txt"
+export SERVE_LOG=$T_TMP/requests.log
+assert_succeeds "a remote network namespace is set up" net_remote_up
+net_hosts old76.test new76.test upd76.test "$NET_REMOTE"
+assert_succeeds "HTTP serves in the namespace (keep-alive, requests logged)" \
+	net_serve bbremote http 0.0.0.0 80 "$WWW"
+unset SERVE_LOG
+served() { grep -c "host=$1\$" "$T_TMP/requests.log" 2>/dev/null || echo 0; }
+
+if t_share 1; then
+	PB=$S/b.json
+	cat >"$PB" <<'JSON'
+{
+  "network": { "allowedDomains": ["old76.test"], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] }
+}
+JSON
+	LOG=$T_TMP/b.ndjson OUT=$T_TMP/b.out
+	box_start b "$PB" python3 "$CHECK" 0.3 "$S/stop-b" g:http://new76.test/hello.txt t:old76.test:80
+	wait_until 60 has_results "$OUT" 0 t old76.test:80
+	assert_results "b: the tunnel to an allowed name carries requests" "$OUT" 0 t old76.test:80 '^200$'
+	assert_results "b: a name not allowed is refused (403)" "$OUT" 0 g http://new76.test/hello.txt '^403$'
+	LIVE_WANT=1
+	ctl "$(pol "$PB" '.network.allowedDomains = ["old76.test", "new76.test"]')"
+	assert_succeeds "b: a line allowing new76.test is applied" wait_until 30 updates_reach "$LOG"
+	L=$(lines "$OUT")
+	assert_results "b: the next requests to it succeed" "$OUT" "$L" g http://new76.test/hello.txt '^200$'
+	assert_ev "$LOG" "b: the event names the domain added" \
+		".event.action == \"policy-updated\" and $(grant_names new76.test) and $UPD_FIELDS"
+	assert_results "b: the tunnel to old76.test is untouched by a change that keeps it" "$OUT" "$L" t old76.test:80 '^200$'
+
+	LIVE_WANT=2
+	ctl "$(pol "$PB" '.network.allowedDomains = ["new76.test"]')"
+	assert_succeeds "b: a line revoking old76.test is applied" wait_until 30 updates_reach "$LOG"
+	L=$(lines "$OUT")
+	tunnel_closed() { awk -v l="$L" 'NR > l && $2 == "t" && $4 == "closed"' "$OUT" | grep -q .; }
+	assert_succeeds "b: the established tunnel to the revoked name is closed (the client sees it end)" \
+		wait_until 20 tunnel_closed
+	sleep 1
+	BEFORE=$(served old76.test)
+	LIVE_N=4 wait_until 20 has_results "$OUT" "$(lines "$OUT")" t old76.test:80
+	assert_eq "$BEFORE" "$(served old76.test)" "b: the server sees no more requests for the revoked name"
+	L=$(lines "$OUT")
+	assert_results "b: a new CONNECT to it is refused" "$OUT" "$L" t old76.test:80 '^refused-403$'
+	assert_results "b: the domain kept still works" "$OUT" "$L" g http://new76.test/hello.txt '^200$'
+	box_end b "$S/stop-b"
+	assert_eq 0 "$BOX_RC" "b: the sandbox exits 0"
+else
+	t_skip "b: domains through the control fd, a revoked tunnel closed" \
+		"its subject is the proxy in user space: it runs in $(t_share_where 1)"
+fi
+
+# ------------------------------------------------------------------------------------------
+# d. `bpfbox update` as root
+# ------------------------------------------------------------------------------------------
+assert_status "d: update without arguments is a usage error (2)" 2 "$BPFBOX" update
+assert_status "d: update without a change is a usage error (2)" 2 "$BPFBOX" update bb-000000000000
+assert_status "d: update of a sandbox that does not exist is refused (1)" 1 \
+	"$BPFBOX" update bb-000000000000 --allow-domain upd76.test
+PD=$S/d.json
+cp "$PA" "$PD"
+LOG=$T_TMP/d.ndjson OUT=$T_TMP/d.out
+DOPS=("r:$F")
+t_share 2 && DOPS+=(g:http://upd76.test/hello.txt)
+box_start d "$PD" python3 "$CHECK" 0.3 "$S/stop-d" "${DOPS[@]}"
+wait_until 60 has_results "$OUT" 0 r "$F"
+assert_succeeds "d: bpfbox ps lists the sandbox" wait_until 20 find_box "$S/stop-d"
+DID=$FOUND_ID
+if t_share 2; then
+	assert_results "d: upd76.test is refused at the start" "$OUT" 0 g http://upd76.test/hello.txt '^403$'
+	assert_status "d: update --allow-domain exits 0" 0 "$BPFBOX" update "$DID" --allow-domain upd76.test
+	LIVE_WANT=1
+	assert_succeeds "d: the change is an event from 'update'" wait_until 20 updates_reach "$LOG" "$DID" update
+	L=$(lines "$OUT")
+	assert_results "d: the next requests to upd76.test succeed" "$OUT" "$L" g http://upd76.test/hello.txt '^200$'
+	assert_status "d: update --deny-domain exits 0" 0 "$BPFBOX" update "$DID" --deny-domain upd76.test
+	LIVE_WANT=2
+	wait_until 20 updates_reach "$LOG" "$DID" update
+	L=$(lines "$OUT")
+	assert_results "d: the next requests to upd76.test are refused again" "$OUT" "$L" g http://upd76.test/hello.txt '^403$'
+	N0=2
+else
+	t_skip "d: update --allow-domain and --deny-domain" "its subject is the proxy in user space: it runs in $(t_share_where 2)"
+	N0=0
+fi
+jq ".filesystem.denyRead = [\"$F\"]" "$PD" >"$S/d-deny.json"
+assert_status "d: update --policy exits 0" 0 "$BPFBOX" update "$DID" --policy "$S/d-deny.json"
+LIVE_WANT=$((N0 + 1))
+assert_succeeds "d: the --policy change is an event from 'update'" wait_until 20 updates_reach "$LOG" "$DID" update
+L=$(lines "$OUT")
+assert_results "d: the next reads of the file are refused" "$OUT" "$L" r "$F" "$REFUSED"
+jq '.network.allowAllUnixSockets = true' "$PD" >"$S/d-bad.json"
+assert_status "d: update --policy changing a field that cannot change live is refused (1)" 1 \
+	"$BPFBOX" update "$DID" --policy "$S/d-bad.json"
+assert_contains "$T_OUT" allowAllUnixSockets "d: the refusal names the field"
+assert_eq "$LIVE_WANT" "$(updates "$LOG" "$DID")" "d: the refused update made no event"
+box_end d "$S/stop-d"
+
+# ------------------------------------------------------------------------------------------
+# g. 1,000 updates in a row: never wider than either policy, nothing left behind
+# ------------------------------------------------------------------------------------------
+G_N=${BPFBOX_TEST_LIVE_UPDATES:-1000}
+mkdir -p "$S/g"
+for x in denied allowed xa xb; do echo "$x" >"$S/g/$x"; done
+PGA=$S/g-a.json PGB=$S/g-b.json
+cat >"$PGA" <<JSON
+{
+  "network": { "allowedDomains": ["a.g76.test"], "deniedDomains": [] },
+  "filesystem": { "denyRead": ["$S/g/denied", "$S/g/xa"], "allowWrite": ["$S/g/wa"], "denyWrite": [] }
+}
+JSON
+jq -c ".network.allowedDomains = [\"b.g76.test\"] | .filesystem.denyRead = [\"$S/g/xb\", \"$S/g/denied\"] |
+	.filesystem.allowWrite = [\"$S/g/wb\"]" "$PGA" >"$PGB"
+g_state() {
+	echo "map_entries=$(bpfbox_map_entries)" \
+		"cgroups=$(find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)" \
+		"registry=$(find /run/bpfbox/sandboxes -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" \
+		"tmpdirs=$(find /tmp -maxdepth 1 -name 'bpfbox-*' | wc -l)"
+}
+G_BEFORE=$(g_state)
+LOG=$T_TMP/g.ndjson OUT=$T_TMP/g.out
+box_start g "$PGA" python3 "$CHECK" hammer "$S/stop-g" "$S/g/denied" "$S/g/allowed"
+wait_until 60 find_box "$S/stop-g"
+sleep 1
+G_START=$(bpfbox_map_entries)
+# Lines alternate B, A, ...: each differs from the one in force; the last is A, the start's.
+cat >"$S/lines.py" <<'PY'
+import sys
+a, b, n = open(sys.argv[1]).read().strip(), open(sys.argv[2]).read().strip(), int(sys.argv[3])
+for i in range(n):
+    sys.stdout.write((b if i % 2 == 0 else a) + "\n")
+    sys.stdout.flush()
+PY
+jq -c . "$PGA" >"$S/g-a.line"
+t0=$SECONDS
+timeout 240 python3 "$S/lines.py" "$S/g-a.line" "$PGB" "$G_N" 1>&"$BOX_CFD" 2>/dev/null &
+WRITER=$!
+LIVE_WANT=$G_N
+g_done() { [ "$(grep -c '"policy-updated"' "$LOG" 2>/dev/null)" -ge "$G_N" ] || ! kill -0 "$BOX_PID" 2>/dev/null; }
+wait_until 150 g_done
+echo "# g: $(updates "$LOG") of $G_N updates applied in $((SECONDS - t0)) s"
+assert_eq "$G_N" "$(updates "$LOG" "" control-fd)" "g: $G_N updates in a row, each one event"
+kill "$WRITER" 2>/dev/null
+wait "$WRITER" 2>/dev/null
+assert_eq 0 "$(grep -c -- "$INVALID" "$T_TMP/g.err")" "g: none of the lines was refused"
+G_END=$(bpfbox_map_entries)
+echo "# g: rule map entries at the start $G_START, after the updates $G_END"
+assert_succeeds "g: after $G_N updates the maps hold no more than at the start (+64 for refusal state)" \
+	test "$G_END" -le $((G_START + 64))
+box_end g "$S/stop-g"
+assert_eq 0 "$BOX_RC" "g: the sandbox exits 0"
+assert_not_contains "$OUT" '^VIOLATION' "g: during the switches the denied path was never read and the allowed one never refused"
+assert_contains "$OUT" '^summary .*allowed_refused=0 .*denied_ok=0 ' "g: the checker's counts agree"
+assert_contains "$OUT" '^summary .*denied_refused=[1-9]' "g: the checker hammered the denied path"
+sed -n 's/^summary /# g: /p' "$OUT"
+assert_contains "$OUT" '^summary .*allowed_ok=[1-9]' "g: and read the allowed one"
+g_settled() { G_AFTER=$(g_state); [ "$G_AFTER" = "$G_BEFORE" ]; }
+wait_until 10 g_settled
+assert_eq "$G_BEFORE" "$G_AFTER" "g: after the sandbox ends no map entry, cgroup, TMPDIR or registry entry of it is left"
+
+# ------------------------------------------------------------------------------------------
+# e, f. through the daemon, under the administrator's ceiling
+# ------------------------------------------------------------------------------------------
+if ! command -v useradd >/dev/null || ! command -v runuser >/dev/null; then
+	t_skip "e, f: through the daemon" "useradd or runuser is missing"
+	exit 0
+fi
+id carol76 >/dev/null 2>&1 || useradd -m -s /bin/sh carol76
+id dave76 >/dev/null 2>&1 || useradd -m -s /bin/sh dave76
+SRV=$S/srv
+mkdir -p "$SRV/pub" "$SRV/secret"
+echo a >"$SRV/pub/a"
+echo file >"$SRV/pub/file"
+echo topsecret >"$SRV/secret/file"
+chmod -R a+rX "$SRV"
+SOCK=$S/run/bpfbox.sock
+ALOG=$S/admin/events.ndjson
+ADMIN=$S/admin/policy.json
+mkdir -p "$S/admin" && chmod 0700 "$S/admin"
+cat >"$ADMIN" <<JSON
+{
+  "network": { "allowedDomains": ["ok76.test"], "deniedDomains": [] },
+  "filesystem": { "denyRead": ["$SRV/secret"], "allowWrite": [], "denyWrite": [] }
+}
+JSON
+CP=$S/carol.json
+cat >"$CP" <<JSON
+{
+  "network": { "allowedDomains": [], "deniedDomains": [] },
+  "filesystem": { "denyRead": ["$SRV/pub/a"], "allowWrite": [], "denyWrite": [] }
+}
+JSON
+jq '.filesystem.denyRead = []' "$CP" >"$S/carol-open.json"
+jq ".filesystem.denyRead = [] | .filesystem.allowRead = [\"$SRV/secret\"]" "$CP" >"$S/carol-wide.json"
+chmod 0644 "$S"/*.json
+"$BPFBOX" daemon --socket "$SOCK" --config "$ADMIN" --log-file "$ALOG" >>"$S/daemon.out" 2>&1 &
+DPID=$!
+assert_succeeds "e: the daemon listens" wait_until 20 test -S "$SOCK"
+as() {
+	local u=$1
+	shift
+	(cd "$(getent passwd "$u" | cut -d: -f6)" && runuser -u "$u" -- env BPFBOX_SOCKET="$SOCK" "$@")
+}
+# USER NAME POLICY OPS...: a user's sandbox through the daemon, its checker's output in
+# $S/NAME.out (opened by root's shell), its id in $FOUND_ID, the client in $USER_PID.
+user_box() {
+	local u=$1 name=$2 pol=$3
+	shift 3
+	as "$u" "$BPFBOX" exec --policy "$pol" --log-file /dev/null -- python3 "$CHECK" 0.2 "$S/stop-$name" "$@" \
+		>"$S/$name.out" 2>"$S/$name.err" </dev/null &
+	USER_PID=$!
+	BOX_PIDS+=("$USER_PID")
+	FOUND_ID=
+	wait_until 60 find_box "$S/stop-$name"
+}
+user_box carol76 carol "$CP" "r:$SRV/pub/a" "r:$SRV/secret/file" "r:$SRV/pub/file"
+CID=$FOUND_ID CAROL_PID=$USER_PID
+user_box dave76 dave "$CP" "r:$SRV/pub/a"
+DVID=$FOUND_ID DAVE_PID=$USER_PID
+assert_succeeds "e: both users' sandboxes run" test -n "$CID" -a -n "$DVID"
+wait_until 60 has_results "$S/carol.out" 0 r "$SRV/pub/file"
+assert_results "e: carol's own denyRead holds at the start" "$S/carol.out" 0 r "$SRV/pub/a" "$REFUSED"
+assert_results "e: the administrator's denyRead holds" "$S/carol.out" 0 r "$SRV/secret/file" "$REFUSED"
+
+LIVE_WANT=1
+assert_status "e: carol updates her own sandbox within the ceiling (exit 0)" 0 \
+	as carol76 "$BPFBOX" update "$CID" --policy "$S/carol-open.json"
+assert_succeeds "e: the change is in the administrator's log" wait_until 20 updates_reach "$ALOG" "$CID" update
+L=$(lines "$S/carol.out")
+assert_results "e: the file her update no longer denies is read" "$S/carol.out" "$L" r "$SRV/pub/a" '^ok$'
+
+t_exec as carol76 "$BPFBOX" update "$CID" --policy "$S/carol-wide.json"
+assert_contains "$T_OUT" "filesystem\\.allowRead\\[0\\] \"$SRV/secret\": inside the administrator's denyRead \"$SRV/secret\"; not granted" \
+	"e: widening past the ceiling: the cut is named as at start"
+sleep 1
+L=$(lines "$S/carol.out")
+assert_results "e: the administrator's denyRead still holds" "$S/carol.out" "$L" r "$SRV/secret/file" "$REFUSED"
+t_exec as carol76 "$BPFBOX" update "$CID" --allow-domain evil76.test
+assert_contains "$T_OUT" "\"evil76.test\": outside the administrator's allowedDomains.*not granted" \
+	"e: --allow-domain past the ceiling: the cut is named"
+
+N_DAVE=$(updates "$ALOG" "$DVID")
+assert_status "e: carol cannot update dave's sandbox (exit 1)" 1 \
+	as carol76 "$BPFBOX" update "$DVID" --policy "$S/carol-open.json"
+assert_status "e: nor with --allow-domain (exit 1)" 1 as carol76 "$BPFBOX" update "$DVID" --allow-domain ok76.test
+sleep 1
+assert_eq "$N_DAVE" "$(updates "$ALOG" "$DVID")" "e: dave's sandbox got no update"
+L=$(lines "$S/dave.out")
+assert_results "e: dave's denyRead still holds" "$S/dave.out" "$L" r "$SRV/pub/a" "$REFUSED"
+touch "$S/stop-dave"
+
+# f. The administrator narrows the ceiling: SIGHUP, carol's running sandbox follows.
+L=$(lines "$S/carol.out")
+assert_results "f: before the reload carol reads a file the ceiling allows" "$S/carol.out" "$L" r "$SRV/pub/file" '^ok$'
+N_RELOAD=$(updates "$ALOG" "$CID" ceiling-reload)
+jq ".filesystem.denyRead += [\"$SRV/pub/file\"]" "$ADMIN" >"$ADMIN.new" && mv "$ADMIN.new" "$ADMIN"
+kill -HUP "$DPID"
+LIVE_WANT=$((N_RELOAD + 1))
+assert_succeeds "f: the reload narrows carol's sandbox (an event from 'ceiling-reload')" \
+	wait_until 30 updates_reach "$ALOG" "$CID" ceiling-reload
+L=$(lines "$S/carol.out")
+assert_results "f: the next reads of the file the new ceiling denies are refused" "$S/carol.out" "$L" r "$SRV/pub/file" "$REFUSED"
+assert_results "f: what the new ceiling still allows is read" "$S/carol.out" "$L" r "$SRV/pub/a" '^ok$'
+
+cp "$ADMIN" "$S/admin-good.json"
+echo '{ "network": { "allowedDomains": [' >"$ADMIN"
+N_RELOAD=$(updates "$ALOG" "" ceiling-reload)
+OUT0=$(lines "$S/daemon.out") ALOG0=$(lines "$ALOG")
+kill -HUP "$DPID"
+# What the daemon said after this SIGHUP, on its stderr or in the administrator's log.
+refused_loudly() {
+	{ tail -n +$((OUT0 + 1)) "$S/daemon.out"; tail -n +$((ALOG0 + 1)) "$ALOG"; } 2>/dev/null |
+		grep -F "$ADMIN" | grep -Eqi 'refus|reject|invalid|kept|keep'
+}
+assert_succeeds "f: an invalid new ceiling is refused loudly, naming the file" wait_until 20 refused_loudly
+sleep 1
+assert_eq "$N_RELOAD" "$(updates "$ALOG" "" ceiling-reload)" "f: the invalid ceiling changed no sandbox"
+L=$(lines "$S/carol.out")
+assert_results "f: carol's reads are as before: the narrowed file still refused" "$S/carol.out" "$L" r "$SRV/pub/file" "$REFUSED"
+assert_results "f: and the allowed file still read" "$S/carol.out" "$L" r "$SRV/pub/a" '^ok$'
+assert_status "f: the daemon still serves" 0 as carol76 "$BPFBOX" exec --log-file /dev/null -- /bin/true
+touch "$S/stop-carol"
+wait "$CAROL_PID" "$DAVE_PID" 2>/dev/null
+
+# Every line these runs logged validates against the schema (policy-updated included).
+cat "$T_TMP"/[abdg].ndjson >"$T_TMP/all.ndjson" 2>/dev/null
+assert_succeeds "every event of the sandboxes above validates against the schema" \
+	python3 tests/tools/validate-events.py "$T_TMP/all.ndjson"
+jq -c 'select(.event.action == "policy-updated")' "$ALOG" >"$T_TMP/admin-updates.ndjson" 2>/dev/null
+assert_succeeds "the policy-updated events of the administrator's log validate too" \
+	python3 tests/tools/validate-events.py "$T_TMP/admin-updates.ndjson"
