@@ -245,7 +245,7 @@ assert_ev() {
 # (The digests are accepted as "sha256:<hex>", as bpfbox.policy.digest, or as bare hex.)
 UPD_FIELDS='(.bpfbox.policy.sha256 // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
 	(.bpfbox.policy.previous_sha256 // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
-	.bpfbox.policy.sha256 != .bpfbox.policy.previous_sha256 and
+	.bpfbox.policy.digest != .bpfbox.policy.previous_digest and
 	(.event.category | index("configuration")) and .event.outcome == "success"'
 # A grant string naming X among the event's added or removed ones.
 grant_names() { echo "any((.bpfbox.policy.update.added // [])[], (.bpfbox.policy.update.removed // [])[]; contains(\"$1\"))"; }
