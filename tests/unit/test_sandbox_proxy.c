@@ -2,10 +2,12 @@
 /*
  * The sandbox proxy's guard wiring: an address allowed as a literal stays
  * reachable for an allowed name only on the port the entry names, and
- * deniedDomains still wins.
+ * deniedDomains still wins. A policy replaced while the proxy runs (issue 32)
+ * decides from then on, and no decision mixes two policies.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,11 +91,74 @@ static void deny_wins(void **state)
 	policy_free(p);
 }
 
+/* A switch decides at once: A allows .1 and .2, B only .2; back to A, .1 again. */
+static void live_switch(void **state)
+{
+	struct policy *a = load("{\"allowedDomains\": [\"127.0.0.1\", \"127.0.0.2\"], \"deniedDomains\": []}");
+	struct policy *b = load("{\"allowedDomains\": [\"127.0.0.2\"], \"deniedDomains\": []}");
+	struct sandbox_proxy sp;
+	struct errmsg em = { { 0 } };
+
+	(void)state;
+	assert_int_equal(sandbox_proxy_start(&sp, a, NULL, &em), 0);
+	assert_false(refused(&sp, "x.test", "127.0.0.1", 80));
+	assert_false(refused(&sp, "y.test", "127.0.0.2", 80));
+	sandbox_proxy_set_policy(&sp, b);
+	assert_true(refused(&sp, "x.test", "127.0.0.1", 80));
+	assert_false(refused(&sp, "y.test", "127.0.0.2", 80));
+	sandbox_proxy_set_policy(&sp, a);
+	assert_false(refused(&sp, "x.test", "127.0.0.1", 80));
+	sandbox_proxy_stop(&sp);
+	policy_free(a);
+	policy_free(b);
+}
+
+struct switcher {
+	struct sandbox_proxy *sp;
+	struct policy *p[2];
+};
+
+static void *switch_policies(void *arg)
+{
+	struct switcher *s = arg;
+
+	for (int i = 0; i < 1000; i++)
+		sandbox_proxy_set_policy(s->sp, s->p[i & 1]);
+	return NULL;
+}
+
+/* 1,000 switches while decisions are asked: denied by both is never allowed, allowed by both always is. */
+static void live_switch_concurrent(void **state)
+{
+	struct policy *a = load("{\"allowedDomains\": [\"127.0.0.1\", \"127.0.0.2\"], "
+				"\"deniedDomains\": [\"127.0.0.3\"]}");
+	struct policy *b = load("{\"allowedDomains\": [\"127.0.0.2\", \"127.0.0.4\"], \"deniedDomains\": []}");
+	struct sandbox_proxy sp;
+	struct errmsg em = { { 0 } };
+	struct switcher s = { &sp, { a, b } };
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(sandbox_proxy_start(&sp, a, NULL, &em), 0);
+	assert_int_equal(pthread_create(&t, NULL, switch_policies, &s), 0);
+	for (int i = 0; i < 20000; i++) {
+		assert_true(refused(&sp, "z.test", "127.0.0.3", 80));
+		assert_true(refused(&sp, "z.test", "127.0.0.5", 80));
+		assert_false(refused(&sp, "y.test", "127.0.0.2", 80));
+	}
+	pthread_join(t, NULL);
+	sandbox_proxy_stop(&sp);
+	policy_free(a);
+	policy_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(literal_with_port),
 		cmocka_unit_test(deny_wins),
+		cmocka_unit_test(live_switch),
+		cmocka_unit_test(live_switch_concurrent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

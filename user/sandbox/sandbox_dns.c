@@ -11,18 +11,29 @@
 #include "sandbox_dns.h"
 #include "sandbox_tconn.h"
 
+/* The policy in force, loaded once per callback: sandbox_dns_set_policy may replace it live. */
+static const struct policy *current(const struct sandbox_dns *sd)
+{
+	return __atomic_load_n(&sd->policy, __ATOMIC_ACQUIRE);
+}
+
+void sandbox_dns_set_policy(struct sandbox_dns *sd, const struct policy *p)
+{
+	__atomic_store_n(&sd->policy, p, __ATOMIC_RELEASE);
+}
+
 static bool decide(void *ctx, const char *name, const char **rule, const char **reason)
 {
 	struct sandbox_dns *sd = ctx;
 
-	return policy_decide_name(sd->policy, name, rule, reason) == NET_ALLOW;
+	return policy_decide_name(current(sd), name, rule, reason) == NET_ALLOW;
 }
 
 static bool answers_type(void *ctx, unsigned qtype)
 {
 	struct sandbox_dns *sd = ctx;
 
-	return policy_dns_type_answered(sd->policy, qtype);
+	return policy_dns_type_answered(current(sd), qtype);
 }
 
 static const char *rcode_name(unsigned rcode)
@@ -177,7 +188,7 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	int err;
 
 	memset(sd, 0, sizeof(*sd));
-	sd->policy = p;
+	sandbox_dns_set_policy(sd, p);
 	sd->log = log;
 	sd->learned = learned;
 	sd->peers_fd = peers_fd;

@@ -197,6 +197,41 @@ size_t sandbox_learned_reclaim(struct sandbox_learned *l)
 	return gone;
 }
 
+/*
+ * May p's connects to name's addresses go to the proxy: an allowed name, or
+ * an IP literal allowedDomains names (what sandbox_learned_at_launch learns).
+ */
+static bool learnable_name(const struct policy *p, const char *name)
+{
+	if (!host_ip_family(name))
+		return policy_decide_name(p, name, NULL, NULL) == NET_ALLOW;
+	for (size_t i = 0; i < p->n_allowed_domains; i++) {
+		const struct domain_pattern *d = &p->allowed_domains[i];
+
+		if ((d->kind == DOMAIN_IPV4 || d->kind == DOMAIN_IPV6) && !strcmp(d->host, name))
+			return true;
+	}
+	return false;
+}
+
+size_t sandbox_learned_set_policy(struct sandbox_learned *l, const struct policy *p)
+{
+	size_t gone = 0;
+
+	pthread_mutex_lock(&l->lock);
+	l->policy = p;
+	for (size_t i = 0; i < l->n;) {
+		if (!learnable_name(p, l->v[i].name)) {
+			forget(l, i);
+			gone++;
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&l->lock);
+	return gone;
+}
+
 int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family, const void *addr_in, long ttl_s,
 			struct errmsg *em)
 {
@@ -214,6 +249,9 @@ int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family,
 	else
 		expires = now + ((unsigned long long)ttl_s < floor_s ? floor_s : (unsigned long long)ttl_s) * 1000;
 	pthread_mutex_lock(&l->lock);
+	/* An answer decided under a policy replaced since is not learned (sandbox_learned_set_policy). */
+	if (!learnable_name(l->policy, name))
+		goto out;
 	/* Expired pairs leave while the sandbox runs, at most a second late. */
 	if (now - l->last_sweep_ms >= 1000)
 		sweep(l, now);

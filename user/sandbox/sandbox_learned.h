@@ -78,6 +78,14 @@ int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family,
 			struct errmsg *em);
 /* Reclaims the expired pairs now (and their addresses no live pair holds). Returns how many. */
 size_t sandbox_learned_reclaim(struct sandbox_learned *l);
+/*
+ * Live policy (issue 32): p decides from now on, and every pair whose name p
+ * no longer allows (nor names as an allowed IP literal) is dropped, its
+ * address leaving the kernel's learned map when no other pair holds it, so
+ * a transparent connect to it is refused. Returns how many pairs went. Any
+ * thread (under the table's lock); the caller keeps the old policy.
+ */
+size_t sandbox_learned_set_policy(struct sandbox_learned *l, const struct policy *p);
 /* /etc/hosts lines for allowed names, and allowedDomains IP literals. Returns how many were learned. */
 int sandbox_learned_at_launch(struct sandbox_learned *l, const char *hosts_path);
 /* Was addr learned, and not expired, for this canonical name? */

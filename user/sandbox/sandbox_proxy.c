@@ -13,11 +13,26 @@
 #include "sandbox_proxy.h"
 #include "sandbox_tconn.h"
 
+/*
+ * The policy in force: sandbox_proxy_set_policy may replace it while the
+ * proxy runs, so each callback loads it once (acquire, pairing with the
+ * setter's release) and decides from that one policy alone.
+ */
+static const struct policy *current(const struct sandbox_proxy *sp)
+{
+	return __atomic_load_n(&sp->policy, __ATOMIC_ACQUIRE);
+}
+
+void sandbox_proxy_set_policy(struct sandbox_proxy *sp, const struct policy *p)
+{
+	__atomic_store_n(&sp->policy, p, __ATOMIC_RELEASE);
+}
+
 static void decide(void *ctx, const char *host, unsigned port, struct proxy_decision *out)
 {
 	struct sandbox_proxy *sp = ctx;
 	const char *rule = NULL, *reason = NULL;
-	enum net_verdict v = policy_decide_host(sp->policy, host, port, &rule, &reason);
+	enum net_verdict v = policy_decide_host(current(sp), host, port, &rule, &reason);
 
 	out->allow = v == NET_ALLOW;
 	out->rule = rule;
@@ -47,7 +62,7 @@ static bool allow_literal(void *ctx, const struct sockaddr *sa)
 	}
 	if (!inet_ntop(sa->sa_family, a, host, sizeof(host)))
 		return false;
-	return policy_decide_host(sp->policy, host, port, NULL, NULL) == NET_ALLOW;
+	return policy_decide_host(current(sp), host, port, NULL, NULL) == NET_ALLOW;
 }
 
 static int orig_dst(void *ctx, const struct sockaddr_storage *client, unsigned short listener,
@@ -101,7 +116,7 @@ static void decide_transparent(void *ctx, const char *name, const struct sockadd
 			out->reason = "no name, and the address was not learned for a name allowed on this port";
 		return;
 	}
-	if (policy_decide_host(sp->policy, name, port, &rule, &reason) != NET_ALLOW) {
+	if (policy_decide_host(current(sp), name, port, &rule, &reason) != NET_ALLOW) {
 		out->rule = rule;
 		out->reason = reason;
 		return;
@@ -119,7 +134,7 @@ static bool terminates(void *ctx, const char *host, unsigned port)
 {
 	struct sandbox_proxy *sp = ctx;
 
-	return policy_tls_terminates(sp->policy, host, port);
+	return policy_tls_terminates(current(sp), host, port);
 }
 
 /* Which masked credentials may go to host (sandbox_cred_select); over plain HTTP only with allowPlaintextInject. */
@@ -127,7 +142,7 @@ static void cred_select(void *ctx, const char *host, bool plaintext, bool *selec
 {
 	struct sandbox_proxy *sp = ctx;
 
-	if (plaintext && !sp->policy->cred.allow_plaintext_inject)
+	if (plaintext && !current(sp)->cred.allow_plaintext_inject)
 		return;
 	sandbox_cred_select(sp->cred, host, select);
 }
@@ -140,7 +155,7 @@ static enum cred_sigv4_shape_policy sigv4_mode(enum policy_sigv4_mode m)
 /* The proxy's view of the run's masked credentials. */
 static const struct proxy_cred *cred_setup(struct sandbox_proxy *sp, const struct sandbox_cred *sc)
 {
-	const struct policy_credentials *pc = &sp->policy->cred;
+	const struct policy_credentials *pc = &current(sp)->cred;
 
 	if (!sc || !sc->table || !sc->n_pairs)
 		return NULL;
@@ -161,7 +176,7 @@ static bool mitm_routes(void *ctx, const char *host, unsigned port)
 {
 	struct sandbox_proxy *sp = ctx;
 
-	return policy_mitm_routes(sp->policy, host, port);
+	return policy_mitm_routes(current(sp), host, port);
 }
 
 /* mitmProxy's socket, dialled by the proxy as an HTTP parent for the names it routes. */
@@ -303,7 +318,7 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	int err;
 
 	memset(sp, 0, sizeof(*sp));
-	sp->policy = p;
+	sandbox_proxy_set_policy(sp, p);
 	sp->log = log;
 	sp->tconn_fd = tconn_fd;
 	sp->sandbox = sandbox;

@@ -49,6 +49,14 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 				    struct sandbox_learned *learned, int tconn_fd, uint64_t sandbox,
 				    struct proxy_tls *tls, const struct sandbox_cred *cred,
 				    struct errmsg *em);
+/*
+ * Live policy (issue 32): the proxy's decisions use p from now on, each
+ * callback from one policy. Any thread; the caller keeps the old policy
+ * until the run ends (rules and reasons of events point into it). What the
+ * proxy copied at start (mitmProxy's socket, tlsTerminate's limits, the
+ * SigV4 modes) is not changed by this (docs/proxy.md, "Live policy").
+ */
+void sandbox_proxy_set_policy(struct sandbox_proxy *sp, const struct policy *p);
 void sandbox_proxy_stop(struct sandbox_proxy *sp);
 
 #endif
