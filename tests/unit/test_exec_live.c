@@ -170,13 +170,14 @@ static void fixed_fields(void **state)
 	check_fixed("{\"network\":{\"allowAllUnixSockets\":false}}",
 		    "{\"network\":{\"allowAllUnixSockets\":true,\"allowedDomains\":[]}}",
 		    "network.allowAllUnixSockets");
-	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "{}", "network");
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "{}", "network.tlsTerminate");
+	check_fixed("{}", "{\"network\":{\"allowAllUnixSockets\":true}}", "network.allowAllUnixSockets");
 	check_fixed("{\"network\":{\"tlsTerminate\":{\"caCertPath\":\"/a\"}}}",
 		    "{\"network\":{\"tlsTerminate\":{\"caCertPath\":\"/b\"}}}",
 		    "network.tlsTerminate.caCertPath");
 	check_fixed("{}", "{\"enableWeakerNestedSandbox\":true}", "enableWeakerNestedSandbox");
 	check_fixed("{\"bpfbox\":{\"strict\":true}}", "{\"bpfbox\":{\"strict\":false}}", "bpfbox.strict");
-	check_fixed("{\"filesystem\":{\"allowGitConfig\":true}}", "{}", "filesystem");
+	check_fixed("{\"filesystem\":{\"allowGitConfig\":true}}", "{}", "filesystem.allowGitConfig");
 }
 
 static void edit(const char *doc, const char *name, bool allow, const char *want)
@@ -222,6 +223,46 @@ static void domain_edit_refused(void **state)
 	cJSON_Delete(d);
 }
 
+static int applied;
+
+static int fake_apply(void *ctx, const char *text, size_t len, struct errmsg *em)
+{
+	if (strstr(text, "refuse.com"))
+		return errmsg_set(em, -EINVAL, "refused by apply");
+	applied++;
+	return 0;
+}
+
+/* Valid lines applied and kept; invalid, fixed-field and refused lines leave the document in force. */
+static void control_lines(void **state)
+{
+	struct live_control c;
+	struct errmsg em;
+	int p[2];
+
+	assert_int_equal(pipe2(p, O_NONBLOCK), 0);
+	assert_int_equal(live_control_check_fd(p[1], &em), -EINVAL);
+	assert_int_equal(live_control_check_fd(2, &em), -EINVAL);
+	assert_int_equal(live_control_check_fd(p[0], &em), 0);
+	assert_int_equal(live_control_init(&c, p[0], cJSON_Parse("{\"network\":{\"allowedDomains\":[]}}")), 0);
+	c.apply = fake_apply;
+	const char *in = "{\"network\":{\"allowedDomains\":[\"a.com\"]}}\n\nnot json\n"
+			 "{\"network\":{\"allowAllUnixSockets\":true}}\n"
+			 "{\"network\":{\"allowedDomains\":[\"refuse.com\"]}}\n";
+
+	write_all(p[1], in, strlen(in));
+	assert_int_equal(live_control_read(&c, p[0]), 0);
+	assert_int_equal(applied, 1);
+	char *doc = cJSON_PrintUnformatted(c.doc);
+
+	assert_string_equal(doc, "{\"network\":{\"allowedDomains\":[\"a.com\"]}}");
+	free(doc);
+	close(p[1]);
+	assert_int_equal(live_control_read(&c, p[0]), 1);
+	live_control_free(&c);
+	close(p[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +271,7 @@ int main(void)
 		cmocka_unit_test(fixed_fields),
 		cmocka_unit_test(domain_edits),
 		cmocka_unit_test(domain_edit_refused),
+		cmocka_unit_test(control_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
  * read of live_lines_fill; the run itself is switched by sandbox_run_update.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,15 @@ static cJSON *fixed_part(const cJSON *doc)
 	return copy;
 }
 
+/* A section only one side has is named by its first field (network.allowAllUnixSockets). */
+static void first_member(const cJSON *o, char *path, size_t size)
+{
+	size_t len = strlen(path);
+
+	for (; cJSON_IsObject(o) && o->child; o = o->child, len = strlen(path))
+		snprintf(path + len, size - len, ".%s", o->child->string);
+}
+
 /* Names the first member where a and b differ (a's order, then members only b has). */
 static void first_difference(const cJSON *a, const cJSON *b, char *path, size_t size)
 {
@@ -153,12 +163,15 @@ static void first_difference(const cJSON *a, const cJSON *b, char *path, size_t 
 		snprintf(path + len, size - len, "%s%s", len ? "." : "", m->string);
 		if (o)
 			first_difference(m, o, path, size);
+		else
+			first_member(m, path, size);
 		return;
 	}
 	for (m = b->child; m; m = m->next) {
 		if (cJSON_GetObjectItemCaseSensitive(a, m->string))
 			continue;
 		snprintf(path + len, size - len, "%s%s", len ? "." : "", m->string);
+		first_member(m, path, size);
 		return;
 	}
 }
@@ -251,4 +264,89 @@ int live_doc_edit_domain(cJSON *doc, const char *name, bool allow, struct errmsg
 		return errmsg_set(em, -ENOMEM, "adding %s", name);
 	}
 	return 0;
+}
+
+int live_control_check_fd(int fd, struct errmsg *em)
+{
+	int fl;
+
+	if (fd < 3)
+		return errmsg_set(em, -EINVAL, "--control-fd %d: must be 3 or more", fd);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY)
+		return errmsg_set(em, -EINVAL, "--control-fd %d: not open for reading", fd);
+	return 0;
+}
+
+int live_control_init(struct live_control *c, int fd, cJSON *doc)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->doc = doc;
+	return live_lines_init(&c->lines);
+}
+
+void live_control_free(struct live_control *c)
+{
+	live_lines_free(&c->lines);
+	cJSON_Delete(c->doc);
+	c->doc = NULL;
+}
+
+/* srt's message for a refused line, then bpfbox's reason on a line of its own. */
+static void refuse_line(const struct live_control *c, const char *why)
+{
+	fprintf(stderr, "Invalid config on control fd %d: ignored, previous config still in force\n", c->fd);
+	fprintf(stderr, "bpfbox: %s\n", why);
+}
+
+/* One whole line: checked, applied, kept as the document in force; else refused. */
+static void control_line(struct live_control *c, const char *line)
+{
+	struct errmsg em = { "" };
+	cJSON *next;
+
+	if (live_line_blank(line))
+		return;
+	next = cJSON_Parse(line);
+	if (!cJSON_IsObject(next)) {
+		refuse_line(c, "the line is not a JSON object");
+		goto cleanup;
+	}
+	if (c->doc && live_doc_check_fixed(c->doc, next, &em)) {
+		refuse_line(c, em.text);
+		goto cleanup;
+	}
+	if (!c->apply) {
+		refuse_line(c, "live policy changes are not available in this build");
+		goto cleanup;
+	}
+	if (c->apply(c->apply_ctx, line, strlen(line), &em)) {
+		refuse_line(c, em.text);
+		goto cleanup;
+	}
+	cJSON_Delete(c->doc);
+	c->doc = next;
+	next = NULL;
+cleanup:
+	cJSON_Delete(next);
+}
+
+int live_control_read(void *ctx, int fd)
+{
+	struct live_control *c = ctx;
+	char *line;
+	int r = live_lines_fill(&c->lines, fd);
+
+	if (r && r != -EAGAIN) {
+		fprintf(stderr, "bpfbox: control fd %d: %s; no longer read\n", fd, strerror(-r));
+		return 1;
+	}
+	while ((r = live_lines_next(&c->lines, &line)) != 0) {
+		if (r == -E2BIG)
+			refuse_line(c, "the line is longer than 1 MiB");
+		else
+			control_line(c, line);
+	}
+	return c->lines.eof ? 1 : 0;
 }

@@ -59,3 +59,24 @@ int live_doc_check_fixed(const cJSON *running, const cJSON *next, struct errmsg 
 int live_doc_edit_domain(cJSON *doc, const char *name, bool allow, struct errmsg *em);
 
 #endif
+
+/*
+ * exec --control-fd N: the descriptor's lines, each a whole settings
+ * document. apply loads the text as the policy is loaded at start (under the
+ * ceiling, if any) and switches the run to it; it returns 0 or -errno with em.
+ */
+struct live_control {
+	int fd;
+	struct live_lines lines;
+	cJSON *doc; /* the document in force: every line is compared with it */
+	int (*apply)(void *ctx, const char *text, size_t len, struct errmsg *em);
+	void *apply_ctx;
+};
+
+/* fd must be >= 3 and open for reading: 0, or -EINVAL with em (a usage error). */
+int live_control_check_fd(int fd, struct errmsg *em);
+/* doc: the document at start (owned from here on, NULL for none). */
+int live_control_init(struct live_control *c, int fd, cJSON *doc);
+void live_control_free(struct live_control *c);
+/* supervise.h's live callback: reads what is there, applies each whole line; 1 at end of file. */
+int live_control_read(void *ctx, int fd);
