@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "commands.h"
 #include "daemon/wire.h"
 #include "exec_caller.h"
+#include "exec_live.h"
 #include "lib/duration.h"
 #include "log/log.h"
 #include "policy/policy.h"
@@ -38,6 +40,7 @@ struct exec_opts {
 	size_t n_pass_fds;
 	const char *user; /* --user NAME|UID[:GROUP] */
 	const char *quota; /* --quota: root's own shares of the host-wide maps */
+	int control_fd; /* --control-fd: settings documents, one a line (-1: none) */
 	char **argv;
 };
 
@@ -46,6 +49,7 @@ struct exec_cmd {
 	struct exec_opts opts;
 	const struct exec_caller *caller; /* NULL: a root bpfbox exec; else the daemon's caller */
 	struct wire_reader control; /* the caller's control frames */
+	struct live_control live; /* --control-fd's lines */
 	struct sandbox_run run;
 };
 
@@ -71,6 +75,8 @@ static void usage(FILE *out)
 		"  --user NAME|UID[:GROUP]\n"
 		"                       run the command as this user (its groups, home, shell);\n"
 		"                       overrides SUDO_UID/SUDO_GID/SUDO_USER\n"
+		"  --control-fd N       read settings documents from descriptor N (3 or more), one\n"
+		"                       a line, each replacing the live fields of the policy\n"
 		"  --quota KEY=N[,KEY=N...]\n"
 		"                       this run's shares of the host-wide kernel maps: rules,\n"
 		"                       user-rules, learned, user-learned, learned-min-ttl\n"
@@ -92,12 +98,13 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 		{ "log-level", required_argument, NULL, 'l' }, { "timeout", required_argument, NULL, 't' },
 		{ "kill-after", required_argument, NULL, 'k' }, { "pass-fd", required_argument, NULL, 'P' },
 		{ "user", required_argument, NULL, 'u' },	{ "ceiling", required_argument, NULL, 'C' },
-		{ "quota", required_argument, NULL, 'Q' },	{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 },
+		{ "quota", required_argument, NULL, 'Q' },	{ "control-fd", required_argument, NULL, 'K' },	{ "help", no_argument, NULL, 'h' },	       { NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	o->log.fd = -1;
 	o->log.min_level = LOG_INFO;
+	o->control_fd = -1;
 	o->kill_after_ms = 5000;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -154,6 +161,21 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 		case 'Q':
 			o->quota = optarg;
 			break;
+		case 'K': {
+			struct errmsg em = { { 0 } };
+			char *end;
+			long fd = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || fd > INT32_MAX)
+				fd = -1;
+			if (live_control_check_fd((int)fd, &em)) {
+				fprintf(stderr, "bpfbox: exec: %s\n", em.text);
+				usage(stderr);
+				return -EINVAL;
+			}
+			o->control_fd = (int)fd;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -359,6 +381,10 @@ static int client_opts_from(const struct exec_opts *o, struct exec_client_opts *
 			"(uid %u)\n", (unsigned)getuid());
 		return -EPERM;
 	}
+	if (o->control_fd >= 0) {
+		fprintf(stderr, "bpfbox: --control-fd is for root for now: through the daemon, use bpfbox update\n");
+		return -EINVAL;
+	}
 	if (o->ceiling) {
 		fprintf(stderr, "bpfbox: --ceiling is for root: through the daemon the administrator's policy "
 			"is always the ceiling\n");
@@ -422,6 +448,11 @@ static void fill_request(struct exec_cmd *r)
 	q->kill_after_ms = r->opts.kill_after_ms;
 	q->pass_fds = r->opts.pass_fds;
 	q->n_pass_fds = r->opts.n_pass_fds;
+	if (r->opts.control_fd >= 0) {
+		q->live_fds[0] = r->opts.control_fd;
+		q->live = live_control_read;
+		q->live_ctx = &r->live;
+	}
 	if (!c)
 		return;
 	q->for_caller = true;
@@ -462,6 +493,55 @@ static int identify_and_load(struct exec_cmd *r)
 	return load_policy(r);
 }
 
+/* A policy file's JSON as it is: the document live lines are compared with. */
+static cJSON *read_document(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "re");
+	cJSON *doc = NULL;
+
+	if (!f)
+		return NULL;
+	FILE *m = open_memstream(&text, &len);
+	char buf[4096];
+	size_t n;
+
+	while (m && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, m);
+	if (m && !fclose(m))
+		doc = cJSON_ParseWithLength(text, len);
+	free(text);
+	fclose(f);
+	return doc;
+}
+
+/*
+ * --control-fd's reader, with the document in force at start (the policy
+ * file's, or {} for the built-in default). Switching a run needs
+ * sandbox_run_update (sandbox/run_update.c); until apply is set, each valid
+ * line is refused with srt's message and the reason.
+ */
+static int start_live(struct exec_cmd *r)
+{
+	const char *file = r->opts.policy ? r->opts.policy : r->opts.ceiling;
+	struct errmsg em = { { 0 } };
+	cJSON *doc = NULL;
+
+	if (r->opts.control_fd < 0)
+		return 0;
+	if (!file && !r->opts.ceiling)
+		file = policy_discover(NULL);
+	doc = file ? read_document(file) : cJSON_CreateObject();
+	if (!doc || live_control_init(&r->live, r->opts.control_fd, doc)) {
+		cJSON_Delete(doc);
+		errmsg_set(&em, -EINVAL, "--control-fd: cannot keep the starting policy %s", file ? file : "");
+		sandbox_run_failed(&r->run, "policy", &em);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The sandbox itself, run here: its exit status. */
 static int exec_as_root(struct exec_cmd *r)
 {
@@ -474,11 +554,12 @@ static int exec_as_root(struct exec_cmd *r)
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;
 	fill_request(r);
-	if (!sandbox_run_open_log(&r->run, &r->opts.log) && !identify_and_load(r) &&
+	if (!sandbox_run_open_log(&r->run, &r->opts.log) && !identify_and_load(r) && !start_live(r) &&
 	    !sandbox_run_setup(&r->run, self_exe))
 		status = sandbox_run_supervise(&r->run);
 	sandbox_run_teardown(&r->run);
 	wire_reader_release(&r->control);
+	live_control_free(&r->live);
 	return status;
 }
 

@@ -33,6 +33,8 @@ void sandbox_run_init(struct sandbox_run *r)
 	r->signal_fd = -1;
 	r->req.admin_log_fd = -1;
 	r->req.control_fd = -1;
+	for (int i = 0; i < SUPERVISE_LIVE_MAX; i++)
+		r->req.live_fds[i] = -1;
 }
 
 static void make_id(struct sandbox_run *r)
@@ -521,6 +523,9 @@ int sandbox_run_supervise(struct sandbox_run *r)
 		so.control = r->req.control;
 		so.control_ctx = r->req.control_ctx;
 	}
+	memcpy(so.live_fds, r->req.live_fds, sizeof(so.live_fds));
+	so.live = r->req.live;
+	so.live_ctx = r->req.live_ctx;
 	err = supervise(&so, &res);
 	/* Background jobs and daemons die with the command. */
 	cgroup_kill_all(r->cg.path, 5000);

@@ -32,6 +32,7 @@
 #include "sandbox/sandbox_proxy.h"
 #include "sandbox/sandbox_tls.h"
 #include "sandbox/sandbox_tmpdir.h"
+#include "sandbox/supervise.h"
 
 struct bpf_state;
 struct ring_buffer;
@@ -64,6 +65,10 @@ struct sandbox_run_request {
 	int control_fd;
 	int (*control)(void *ctx);
 	void *control_ctx;
+	/* Live policy's descriptors and their reader (supervise.h): -1 for none. */
+	int live_fds[SUPERVISE_LIVE_MAX];
+	int (*live)(void *ctx, int fd);
+	void *live_ctx;
 };
 
 /* A policy's rules as the kernel takes them (run_specs.c): the start's, then each live update's. */

@@ -88,7 +88,7 @@ void supervise_reap_all(void)
 }
 
 /* What woke the loop: the epoll data of each source. */
-enum source { SRC_CHILD, SRC_SIGNAL, SRC_TIMER, SRC_EVENTS, SRC_CONTROL };
+enum source { SRC_CHILD, SRC_SIGNAL, SRC_TIMER, SRC_EVENTS, SRC_CONTROL, SRC_LIVE /* + index */ };
 
 static void watch(int ep, int fd, uint32_t events, enum source src)
 {
@@ -106,6 +106,18 @@ static void watch_sources(const struct supervise_opts *o, int ep, int tfd)
 		watch(ep, ring_buffer__epoll_fd(o->events), EPOLLIN, SRC_EVENTS);
 	if (o->control && o->control_fd >= 0)
 		watch(ep, o->control_fd, EPOLLIN | EPOLLRDHUP, SRC_CONTROL);
+	for (int i = 0; o->live && i < SUPERVISE_LIVE_MAX; i++)
+		if (o->live_fds[i] >= 0)
+			watch(ep, o->live_fds[i], EPOLLIN, SRC_LIVE + i);
+}
+
+/* A live-policy descriptor is readable: cli/'s callback reads it; at its end it is no longer watched. */
+static void live_ready(const struct supervise_opts *o, int ep, unsigned i)
+{
+	if (i >= SUPERVISE_LIVE_MAX)
+		return;
+	if (o->live(o->live_ctx, o->live_fds[i]) > 0)
+		epoll_ctl(ep, EPOLL_CTL_DEL, o->live_fds[i], NULL);
 }
 
 /* How the command ended, and what the run reports for it. */
@@ -137,7 +149,7 @@ static void record_end(const siginfo_t *info, bool timed_out, bool disconnected,
 
 int supervise(const struct supervise_opts *o, struct supervise_result *r)
 {
-	struct epoll_event evs[5];
+	struct epoll_event evs[8];
 	enum phase phase = RUNNING;
 	bool timed_out = false, disconnected = false;
 	siginfo_t info;
@@ -154,7 +166,7 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 	if (o->timeout_ms > 0)
 		arm(tfd, o->timeout_ms);
 	for (;;) {
-		int n = epoll_wait(ep, evs, 5, -1);
+		int n = epoll_wait(ep, evs, 8, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -203,6 +215,9 @@ int supervise(const struct supervise_opts *o, struct supervise_result *r)
 				}
 				break;
 			}
+			default: /* SRC_LIVE + i */
+				live_ready(o, ep, evs[i].data.u32 - SRC_LIVE);
+				break;
 			}
 		}
 	}

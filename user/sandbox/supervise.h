@@ -11,6 +11,9 @@ struct ring_buffer;
 /* bpfbox's status when --timeout stopped the tree, as timeout(1). */
 #define BPFBOX_EXIT_TIMEOUT 124
 
+/* How many live-policy descriptors the loop watches besides the rest. */
+#define SUPERVISE_LIVE_MAX 2
+
 struct supervise_opts {
 	pid_t pid;
 	int pidfd;
@@ -28,6 +31,15 @@ struct supervise_opts {
 	int control_fd;
 	int (*control)(void *ctx);
 	void *control_ctx;
+	/*
+	 * Live policy's descriptors (issue 32: exec --control-fd, the sandbox's
+	 * control socket), -1 for none. When one is readable, live(live_ctx, fd)
+	 * reads it (cli/ decides what it means): 0 to keep watching it, 1 to stop
+	 * (end of file). Neither ever ends the run.
+	 */
+	int live_fds[SUPERVISE_LIVE_MAX];
+	int (*live)(void *ctx, int fd);
+	void *live_ctx;
 };
 
 struct supervise_result {
