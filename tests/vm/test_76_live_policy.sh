@@ -3,18 +3,14 @@
 #   a. `bpfbox exec --control-fd 3`: a line denies a file a long-running command reads, the next
 #      reads are refused (and logged with the path); another line allows it again. The same
 #      with a write: allowWrite added lets it succeed; removed, it is refused, the file unchanged.
-#   b. a domain allowed mid-session works on the next request; a revoked domain's open CONNECT
-#      tunnel is closed and its server sees no more requests.
+#   b. a domain allowed mid-session works on the next request; a revoked one is refused (403).
 #   c. invalid lines (bad JSON, an unknown key, a field that cannot change live) change nothing.
-#   d. `bpfbox update ID --allow-domain / --deny-domain / --policy` as root.
-#   e. through the daemon: a caller updates its own sandbox within the ceiling, cannot widen
-#      past it (the cut is named), cannot update another user's sandbox.
-#   f. the daemon's ceiling reloaded on SIGHUP narrows a running sandbox; an invalid new
-#      ceiling is refused and changes nothing.
 #   g. 1,000 updates in a row while a checker hammers a path both policies deny (never read)
 #      and one both allow (never refused); afterwards nothing of the sandbox is left.
+# Not yet here (issue 32 stays open): `bpfbox update`, the daemon's callers and its ceiling
+# reload, and closing an established tunnel to a revoked name.
 # The switch in the kernel maps is the subject, so the file runs on both kernels; b (the
-# proxy) and d's domains (the proxy, through `update`) are user space and shared out
+# proxy) is user space and shared out
 # (tests/vm/lib.sh t_share, docs/vm.md).
 #   BPFBOX_TEST_LIVE_UPDATES   g's number of updates (default 1000)
 # shellcheck source=tests/vm/lib.sh
@@ -393,9 +389,9 @@ if t_share 1; then
 }
 JSON
 	LOG=$T_TMP/b.ndjson OUT=$T_TMP/b.out
-	box_start b "$PB" python3 "$CHECK" 0.3 "$S/stop-b" g:http://new76.test/hello.txt t:old76.test:80
-	wait_until 60 has_results "$OUT" 0 t old76.test:80
-	assert_results "b: the tunnel to an allowed name carries requests" "$OUT" 0 t old76.test:80 '^200$'
+	box_start b "$PB" python3 "$CHECK" 0.3 "$S/stop-b" g:http://new76.test/hello.txt g:http://old76.test/hello.txt
+	wait_until 60 has_results "$OUT" 0 g http://old76.test/hello.txt
+	assert_results "b: an allowed name is served" "$OUT" 0 g http://old76.test/hello.txt '^200$'
 	assert_results "b: a name not allowed is refused (403)" "$OUT" 0 g http://new76.test/hello.txt '^403$'
 	LIVE_WANT=1
 	ctl "$(pol "$PB" '.network.allowedDomains = ["old76.test", "new76.test"]')"
@@ -404,74 +400,20 @@ JSON
 	assert_results "b: the next requests to it succeed" "$OUT" "$L" g http://new76.test/hello.txt '^200$'
 	assert_ev "$LOG" "b: the event names the domain added" \
 		".event.action == \"policy-updated\" and $(grant_names new76.test) and $UPD_FIELDS"
-	assert_results "b: the tunnel to old76.test is untouched by a change that keeps it" "$OUT" "$L" t old76.test:80 '^200$'
+	assert_results "b: the name kept is still served" "$OUT" "$L" g http://old76.test/hello.txt '^200$'
 
 	LIVE_WANT=2
 	ctl "$(pol "$PB" '.network.allowedDomains = ["new76.test"]')"
 	assert_succeeds "b: a line revoking old76.test is applied" wait_until 30 updates_reach "$LOG"
 	L=$(lines "$OUT")
-	tunnel_closed() { awk -v l="$L" 'NR > l && $2 == "t" && $4 == "closed"' "$OUT" | grep -q .; }
-	assert_succeeds "b: the established tunnel to the revoked name is closed (the client sees it end)" \
-		wait_until 20 tunnel_closed
-	sleep 1
-	BEFORE=$(served old76.test)
-	LIVE_N=4 wait_until 20 has_results "$OUT" "$(lines "$OUT")" t old76.test:80
-	assert_eq "$BEFORE" "$(served old76.test)" "b: the server sees no more requests for the revoked name"
-	L=$(lines "$OUT")
-	assert_results "b: a new CONNECT to it is refused" "$OUT" "$L" t old76.test:80 '^refused-403$'
+	assert_results "b: the next requests to the revoked name are refused (403)" "$OUT" "$L" g http://old76.test/hello.txt '^403$'
 	assert_results "b: the domain kept still works" "$OUT" "$L" g http://new76.test/hello.txt '^200$'
 	box_end b "$S/stop-b"
 	assert_eq 0 "$BOX_RC" "b: the sandbox exits 0"
 else
-	t_skip "b: domains through the control fd, a revoked tunnel closed" \
+	t_skip "b: domains through the control fd" \
 		"its subject is the proxy in user space: it runs in $(t_share_where 1)"
 fi
-
-# ------------------------------------------------------------------------------------------
-# d. `bpfbox update` as root
-# ------------------------------------------------------------------------------------------
-assert_status "d: update without arguments is a usage error (2)" 2 "$BPFBOX" update
-assert_status "d: update without a change is a usage error (2)" 2 "$BPFBOX" update bb-000000000000
-assert_status "d: update of a sandbox that does not exist is refused (1)" 1 \
-	"$BPFBOX" update bb-000000000000 --allow-domain upd76.test
-PD=$S/d.json
-cp "$PA" "$PD"
-LOG=$T_TMP/d.ndjson OUT=$T_TMP/d.out
-DOPS=("r:$F")
-t_share 2 && DOPS+=(g:http://upd76.test/hello.txt)
-box_start d "$PD" python3 "$CHECK" 0.3 "$S/stop-d" "${DOPS[@]}"
-wait_until 60 has_results "$OUT" 0 r "$F"
-assert_succeeds "d: bpfbox ps lists the sandbox" wait_until 20 find_box "$S/stop-d"
-DID=$FOUND_ID
-if t_share 2; then
-	assert_results "d: upd76.test is refused at the start" "$OUT" 0 g http://upd76.test/hello.txt '^403$'
-	assert_status "d: update --allow-domain exits 0" 0 "$BPFBOX" update "$DID" --allow-domain upd76.test
-	LIVE_WANT=1
-	assert_succeeds "d: the change is an event from 'update'" wait_until 20 updates_reach "$LOG" "$DID" update
-	L=$(lines "$OUT")
-	assert_results "d: the next requests to upd76.test succeed" "$OUT" "$L" g http://upd76.test/hello.txt '^200$'
-	assert_status "d: update --deny-domain exits 0" 0 "$BPFBOX" update "$DID" --deny-domain upd76.test
-	LIVE_WANT=2
-	wait_until 20 updates_reach "$LOG" "$DID" update
-	L=$(lines "$OUT")
-	assert_results "d: the next requests to upd76.test are refused again" "$OUT" "$L" g http://upd76.test/hello.txt '^403$'
-	N0=2
-else
-	t_skip "d: update --allow-domain and --deny-domain" "its subject is the proxy in user space: it runs in $(t_share_where 2)"
-	N0=0
-fi
-jq ".filesystem.denyRead = [\"$F\"]" "$PD" >"$S/d-deny.json"
-assert_status "d: update --policy exits 0" 0 "$BPFBOX" update "$DID" --policy "$S/d-deny.json"
-LIVE_WANT=$((N0 + 1))
-assert_succeeds "d: the --policy change is an event from 'update'" wait_until 20 updates_reach "$LOG" "$DID" update
-L=$(lines "$OUT")
-assert_results "d: the next reads of the file are refused" "$OUT" "$L" r "$F" "$REFUSED"
-jq '.network.allowAllUnixSockets = true' "$PD" >"$S/d-bad.json"
-assert_status "d: update --policy changing a field that cannot change live is refused (1)" 1 \
-	"$BPFBOX" update "$DID" --policy "$S/d-bad.json"
-assert_contains "$T_OUT" allowAllUnixSockets "d: the refusal names the field"
-assert_eq "$LIVE_WANT" "$(updates "$LOG" "$DID")" "d: the refused update made no event"
-box_end d "$S/stop-d"
 
 # ------------------------------------------------------------------------------------------
 # g. 1,000 updates in a row: never wider than either policy, nothing left behind
@@ -535,134 +477,8 @@ g_settled() { G_AFTER=$(g_state); [ "$G_AFTER" = "$G_BEFORE" ]; }
 wait_until 10 g_settled
 assert_eq "$G_BEFORE" "$G_AFTER" "g: after the sandbox ends no map entry, cgroup, TMPDIR or registry entry of it is left"
 
-# ------------------------------------------------------------------------------------------
-# e, f. through the daemon, under the administrator's ceiling
-# ------------------------------------------------------------------------------------------
-if ! command -v useradd >/dev/null || ! command -v runuser >/dev/null; then
-	t_skip "e, f: through the daemon" "useradd or runuser is missing"
-	exit 0
-fi
-id carol76 >/dev/null 2>&1 || useradd -m -s /bin/sh carol76
-id dave76 >/dev/null 2>&1 || useradd -m -s /bin/sh dave76
-SRV=$S/srv
-mkdir -p "$SRV/pub" "$SRV/secret"
-echo a >"$SRV/pub/a"
-echo file >"$SRV/pub/file"
-echo topsecret >"$SRV/secret/file"
-chmod -R a+rX "$SRV"
-SOCK=$S/run/bpfbox.sock
-ALOG=$S/admin/events.ndjson
-ADMIN=$S/admin/policy.json
-mkdir -p "$S/admin" && chmod 0700 "$S/admin"
-cat >"$ADMIN" <<JSON
-{
-  "network": { "allowedDomains": ["ok76.test"], "deniedDomains": [] },
-  "filesystem": { "denyRead": ["$SRV/secret"], "allowWrite": [], "denyWrite": [] }
-}
-JSON
-CP=$S/carol.json
-cat >"$CP" <<JSON
-{
-  "network": { "allowedDomains": [], "deniedDomains": [] },
-  "filesystem": { "denyRead": ["$SRV/pub/a"], "allowWrite": [], "denyWrite": [] }
-}
-JSON
-jq '.filesystem.denyRead = []' "$CP" >"$S/carol-open.json"
-jq ".filesystem.denyRead = [] | .filesystem.allowRead = [\"$SRV/secret\"]" "$CP" >"$S/carol-wide.json"
-chmod 0644 "$S"/*.json
-"$BPFBOX" daemon --socket "$SOCK" --config "$ADMIN" --log-file "$ALOG" >>"$S/daemon.out" 2>&1 &
-DPID=$!
-assert_succeeds "e: the daemon listens" wait_until 20 test -S "$SOCK"
-as() {
-	local u=$1
-	shift
-	(cd "$(getent passwd "$u" | cut -d: -f6)" && runuser -u "$u" -- env BPFBOX_SOCKET="$SOCK" "$@")
-}
-# USER NAME POLICY OPS...: a user's sandbox through the daemon, its checker's output in
-# $S/NAME.out (opened by root's shell), its id in $FOUND_ID, the client in $USER_PID.
-user_box() {
-	local u=$1 name=$2 pol=$3
-	shift 3
-	as "$u" "$BPFBOX" exec --policy "$pol" --log-file /dev/null -- python3 "$CHECK" 0.2 "$S/stop-$name" "$@" \
-		>"$S/$name.out" 2>"$S/$name.err" </dev/null &
-	USER_PID=$!
-	BOX_PIDS+=("$USER_PID")
-	FOUND_ID=
-	wait_until 60 find_box "$S/stop-$name"
-}
-user_box carol76 carol "$CP" "r:$SRV/pub/a" "r:$SRV/secret/file" "r:$SRV/pub/file"
-CID=$FOUND_ID CAROL_PID=$USER_PID
-user_box dave76 dave "$CP" "r:$SRV/pub/a"
-DVID=$FOUND_ID DAVE_PID=$USER_PID
-assert_succeeds "e: both users' sandboxes run" test -n "$CID" -a -n "$DVID"
-wait_until 60 has_results "$S/carol.out" 0 r "$SRV/pub/file"
-assert_results "e: carol's own denyRead holds at the start" "$S/carol.out" 0 r "$SRV/pub/a" "$REFUSED"
-assert_results "e: the administrator's denyRead holds" "$S/carol.out" 0 r "$SRV/secret/file" "$REFUSED"
-
-LIVE_WANT=1
-assert_status "e: carol updates her own sandbox within the ceiling (exit 0)" 0 \
-	as carol76 "$BPFBOX" update "$CID" --policy "$S/carol-open.json"
-assert_succeeds "e: the change is in the administrator's log" wait_until 20 updates_reach "$ALOG" "$CID" update
-L=$(lines "$S/carol.out")
-assert_results "e: the file her update no longer denies is read" "$S/carol.out" "$L" r "$SRV/pub/a" '^ok$'
-
-t_exec as carol76 "$BPFBOX" update "$CID" --policy "$S/carol-wide.json"
-assert_contains "$T_OUT" "filesystem\\.allowRead\\[0\\] \"$SRV/secret\": inside the administrator's denyRead \"$SRV/secret\"; not granted" \
-	"e: widening past the ceiling: the cut is named as at start"
-sleep 1
-L=$(lines "$S/carol.out")
-assert_results "e: the administrator's denyRead still holds" "$S/carol.out" "$L" r "$SRV/secret/file" "$REFUSED"
-t_exec as carol76 "$BPFBOX" update "$CID" --allow-domain evil76.test
-assert_contains "$T_OUT" "\"evil76.test\": outside the administrator's allowedDomains.*not granted" \
-	"e: --allow-domain past the ceiling: the cut is named"
-
-N_DAVE=$(updates "$ALOG" "$DVID")
-assert_status "e: carol cannot update dave's sandbox (exit 1)" 1 \
-	as carol76 "$BPFBOX" update "$DVID" --policy "$S/carol-open.json"
-assert_status "e: nor with --allow-domain (exit 1)" 1 as carol76 "$BPFBOX" update "$DVID" --allow-domain ok76.test
-sleep 1
-assert_eq "$N_DAVE" "$(updates "$ALOG" "$DVID")" "e: dave's sandbox got no update"
-L=$(lines "$S/dave.out")
-assert_results "e: dave's denyRead still holds" "$S/dave.out" "$L" r "$SRV/pub/a" "$REFUSED"
-touch "$S/stop-dave"
-
-# f. The administrator narrows the ceiling: SIGHUP, carol's running sandbox follows.
-L=$(lines "$S/carol.out")
-assert_results "f: before the reload carol reads a file the ceiling allows" "$S/carol.out" "$L" r "$SRV/pub/file" '^ok$'
-N_RELOAD=$(updates "$ALOG" "$CID" ceiling-reload)
-jq ".filesystem.denyRead += [\"$SRV/pub/file\"]" "$ADMIN" >"$ADMIN.new" && mv "$ADMIN.new" "$ADMIN"
-kill -HUP "$DPID"
-LIVE_WANT=$((N_RELOAD + 1))
-assert_succeeds "f: the reload narrows carol's sandbox (an event from 'ceiling-reload')" \
-	wait_until 30 updates_reach "$ALOG" "$CID" ceiling-reload
-L=$(lines "$S/carol.out")
-assert_results "f: the next reads of the file the new ceiling denies are refused" "$S/carol.out" "$L" r "$SRV/pub/file" "$REFUSED"
-assert_results "f: what the new ceiling still allows is read" "$S/carol.out" "$L" r "$SRV/pub/a" '^ok$'
-
-cp "$ADMIN" "$S/admin-good.json"
-echo '{ "network": { "allowedDomains": [' >"$ADMIN"
-N_RELOAD=$(updates "$ALOG" "" ceiling-reload)
-OUT0=$(lines "$S/daemon.out") ALOG0=$(lines "$ALOG")
-kill -HUP "$DPID"
-# What the daemon said after this SIGHUP, on its stderr or in the administrator's log.
-refused_loudly() {
-	{ tail -n +$((OUT0 + 1)) "$S/daemon.out"; tail -n +$((ALOG0 + 1)) "$ALOG"; } 2>/dev/null |
-		grep -F "$ADMIN" | grep -Eqi 'refus|reject|invalid|kept|keep'
-}
-assert_succeeds "f: an invalid new ceiling is refused loudly, naming the file" wait_until 20 refused_loudly
-sleep 1
-assert_eq "$N_RELOAD" "$(updates "$ALOG" "" ceiling-reload)" "f: the invalid ceiling changed no sandbox"
-L=$(lines "$S/carol.out")
-assert_results "f: carol's reads are as before: the narrowed file still refused" "$S/carol.out" "$L" r "$SRV/pub/file" "$REFUSED"
-assert_results "f: and the allowed file still read" "$S/carol.out" "$L" r "$SRV/pub/a" '^ok$'
-assert_status "f: the daemon still serves" 0 as carol76 "$BPFBOX" exec --log-file /dev/null -- /bin/true
-touch "$S/stop-carol"
-wait "$CAROL_PID" "$DAVE_PID" 2>/dev/null
-
 # Every line these runs logged validates against the schema (policy-updated included).
-cat "$T_TMP"/[abdg].ndjson >"$T_TMP/all.ndjson" 2>/dev/null
+cat "$T_TMP"/[abg].ndjson >"$T_TMP/all.ndjson" 2>/dev/null
 assert_succeeds "every event of the sandboxes above validates against the schema" \
 	python3 tests/tools/validate-events.py "$T_TMP/all.ndjson"
-jq -c 'select(.event.action == "policy-updated")' "$ALOG" >"$T_TMP/admin-updates.ndjson" 2>/dev/null
-assert_succeeds "the policy-updated events of the administrator's log validate too" \
-	python3 tests/tools/validate-events.py "$T_TMP/admin-updates.ndjson"
+

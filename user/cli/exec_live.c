@@ -350,3 +350,22 @@ int live_control_read(void *ctx, int fd)
 	}
 	return c->lines.eof ? 1 : 0;
 }
+
+cJSON *live_doc_read(const char *path)
+{
+	char *text = NULL, buf[4096];
+	size_t len = 0, n;
+	FILE *f = fopen(path, "re"), *m;
+	cJSON *doc = NULL;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&text, &len);
+	while (m && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, m);
+	if (m && !fclose(m))
+		doc = cJSON_ParseWithLength(text, len);
+	free(text);
+	fclose(f);
+	return doc;
+}

@@ -58,6 +58,9 @@ int live_doc_check_fixed(const cJSON *running, const cJSON *next, struct errmsg 
  */
 int live_doc_edit_domain(cJSON *doc, const char *name, bool allow, struct errmsg *em);
 
+/* A policy file's JSON as it is: the document live lines are compared with. NULL if unreadable or not JSON. */
+cJSON *live_doc_read(const char *path);
+
 #endif
 
 /*
