@@ -151,7 +151,8 @@ static void check_fixed(const char *a, const char *b, const char *field)
 		assert_int_equal(r, -EINVAL);
 		snprintf(want, sizeof(want), "%s cannot change while the sandbox runs; restart it", field);
 		/* errmsg adds the errno's text after the context */
-		assert_memory_equal(em.text, want, strlen(want));
+		if (strncmp(em.text, want, strlen(want)))
+			fail_msg("got \"%s\", want \"%s\"", em.text, want);
 	}
 	cJSON_Delete(x);
 	cJSON_Delete(y);
@@ -165,12 +166,17 @@ static void fixed_fields(void **state)
 	check_fixed("{\"filesystem\":{\"denyRead\":[\"~\"]},\"bpfbox\":{\"devices\":{}}}",
 		    "{\"filesystem\":{\"allowWrite\":[\".\"]}}", NULL);
 	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}",
-		    "{\"network\":{\"tlsTerminate\":{\"excludeDomains\":[\"x.com\"]}}}", NULL);
-	check_fixed("{\"credentials\":{\"sigv4\":[]}}", "{}", NULL);
+		    "{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3,\"excludeDomains\":[\"x.com\"]}}}", NULL);
+	/* srt changes these live; the proxy does not follow them yet, so they are refused by name. */
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}",
+		    "{\"network\":{\"tlsTerminate\":{\"maxTunnels\":4}}}", "network.tlsTerminate.maxTunnels");
+	check_fixed("{\"credentials\":{\"sigv4\":{}}}", "{\"credentials\":{}}", "credentials.sigv4");
+	check_fixed("{\"network\":{\"mitmProxy\":{\"socketPath\":\"/a\"}}}",
+		    "{\"network\":{\"mitmProxy\":{\"socketPath\":\"/b\"}}}", "network.mitmProxy.socketPath");
 	check_fixed("{\"network\":{\"allowAllUnixSockets\":false}}",
 		    "{\"network\":{\"allowAllUnixSockets\":true,\"allowedDomains\":[]}}",
 		    "network.allowAllUnixSockets");
-	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "{}", "network.tlsTerminate");
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"excludeDomains\":[\"x.com\"]}}}", "{}", "network.tlsTerminate");
 	check_fixed("{}", "{\"network\":{\"allowAllUnixSockets\":true}}", "network.allowAllUnixSockets");
 	check_fixed("{\"network\":{\"tlsTerminate\":{\"caCertPath\":\"/a\"}}}",
 		    "{\"network\":{\"tlsTerminate\":{\"caCertPath\":\"/b\"}}}",

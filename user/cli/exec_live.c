@@ -92,18 +92,20 @@ bool live_line_blank(const char *line)
 	return line[strspn(line, " \t\r")] == '\0';
 }
 
-/* Fields srt changes for the running command, and bpfbox's (files, Unix sockets, devices). */
+/*
+ * Fields that change for the running command: srt's network lists and
+ * excludeDomains, and bpfbox's files, Unix sockets and devices. srt also
+ * changes mitmProxy, maxTunnels, handshakeTimeoutMs and credentials.sigv4
+ * live; the proxy copies those at start, so here they are fixed (refused by
+ * name) until it follows them: never accepted and silently not applied.
+ */
 static const char *const live_keys[][3] = {
 	{ "network", "allowedDomains", NULL },
 	{ "network", "deniedDomains", NULL },
 	{ "network", "deniedDomainReasons", NULL },
 	{ "network", "deniedResolvedAddresses", NULL },
-	{ "network", "mitmProxy", NULL },
 	{ "network", "allowUnixSockets", NULL },
 	{ "network", "tlsTerminate", "excludeDomains" },
-	{ "network", "tlsTerminate", "maxTunnels" },
-	{ "network", "tlsTerminate", "handshakeTimeoutMs" },
-	{ "credentials", "sigv4", NULL },
 	{ "filesystem", "denyRead", NULL },
 	{ "filesystem", "allowRead", NULL },
 	{ "filesystem", "allowWrite", NULL },
