@@ -65,7 +65,7 @@ def byte_arrays(*files):
 def seeds():
     s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
                             "git_config", "tls_leaf_key", "cred_sigv4", "cred_jwt", "cred_subst",
-                            "cred_extract")}
+                            "cred_extract", "live_control")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
