@@ -239,8 +239,8 @@ assert_ev() {
 }
 # The event of an accepted change: the new and previous digests, the source, the grants.
 # (The digests are accepted as "sha256:<hex>", as bpfbox.policy.digest, or as bare hex.)
-UPD_FIELDS='(.bpfbox.policy.sha256 // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
-	(.bpfbox.policy.previous_sha256 // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
+UPD_FIELDS='(.bpfbox.policy.digest // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
+	(.bpfbox.policy.previous_digest // "" | test("^(sha256:)?[0-9a-f]{64}$")) and
 	.bpfbox.policy.digest != .bpfbox.policy.previous_digest and
 	(.event.category | index("configuration")) and .event.outcome == "success"'
 # A grant string naming X among the event's added or removed ones.

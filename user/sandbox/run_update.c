@@ -9,9 +9,12 @@
  * longer allows are closed.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -106,6 +109,22 @@ cleanup:
 	return err;
 }
 
+/*
+ * Waits until no hook still walks with the old rules key. A hook reads the
+ * key once and then looks its entries up level by level, all inside one RCU
+ * read-side section (a non-sleepable BPF program); removing the old entries
+ * before that section ends would let such a walk find none and fall to the
+ * default: a read both policies deny let through (test_76 caught it). The
+ * membarrier command waits for a grace period (synchronize_rcu).
+ */
+static int wait_for_old_walks(struct errmsg *em)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return 0;
+	return errmsg_set(em, -errno, "waiting for the kernel's hooks to leave the old rules (membarrier; a "
+			  "nohz_full kernel refuses it): the old rules are kept, the new ones in force");
+}
+
 static size_t strv_len(char **v)
 {
 	size_t n = 0;
@@ -193,10 +212,20 @@ int sandbox_run_update(struct sandbox_run *r, struct policy *next, const char *s
 		run_rules_free(&rr);
 		return err;
 	}
-	/* The kernel decides by the new set from here: the old one goes, and its share with it. */
-	sandbox_maps_remove_rules(r->bpf, BB_RULES_KEY(r->cg.id, r->gen));
-	quota_settle(r->bpf, r->cg.id, QUOTA_RULES, written);
-	r->rules_held = written;
+	/*
+	 * The kernel decides by the new set from here: once no hook still walks
+	 * the old one, it goes, and its share with it. When that wait cannot be
+	 * had, the old entries stay (and count) until the run ends: never a
+	 * walk that finds neither set.
+	 */
+	if (!wait_for_old_walks(em)) {
+		sandbox_maps_remove_rules(r->bpf, BB_RULES_KEY(r->cg.id, r->gen));
+		quota_settle(r->bpf, r->cg.id, QUOTA_RULES, written);
+		r->rules_held = written;
+	} else {
+		log_msg(r->log, LOG_WARN, "warning", "%s", em->text);
+		r->rules_held += written;
+	}
 	r->gen = gen;
 	run_rules_free(&r->prev_rules);
 	r->prev_rules = r->rules;
