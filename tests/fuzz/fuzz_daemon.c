@@ -13,8 +13,15 @@
 static void same_request(const struct wire_request *a, const struct wire_request *b)
 {
 	FUZZ_CHECK(a->op == b->op);
-	FUZZ_CHECK(!strcmp(a->stop_id, b->stop_id));
+	FUZZ_CHECK(!strcmp(a->sandbox_id, b->sandbox_id));
 	FUZZ_CHECK(a->ps_json == b->ps_json);
+	FUZZ_CHECK(a->n_update_allow == b->n_update_allow && a->n_update_deny == b->n_update_deny);
+	for (size_t i = 0; i < a->n_update_allow; i++)
+		FUZZ_CHECK(!strcmp(a->update_allow[i], b->update_allow[i]));
+	for (size_t i = 0; i < a->n_update_deny; i++)
+		FUZZ_CHECK(!strcmp(a->update_deny[i], b->update_deny[i]));
+	FUZZ_CHECK(!a->update_policy == !b->update_policy &&
+		   (!a->update_policy || !strcmp(a->update_policy, b->update_policy)));
 	if (a->op != WIRE_OP_EXEC)
 		return;
 	FUZZ_CHECK(a->exec.argc == b->exec.argc && a->exec.n_env == b->exec.n_env);

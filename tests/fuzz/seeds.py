@@ -65,7 +65,7 @@ def byte_arrays(*files):
 def seeds():
     s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
                             "git_config", "tls_leaf_key", "cred_sigv4", "cred_jwt", "cred_subst",
-                            "cred_extract", "live_control")}
+                            "cred_extract", "live_control", "run_control")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -108,6 +108,9 @@ def seeds():
     for lit in literals("test_log_format.c", "test_log.c"):
         if lit:
             s["log"].add(lit)
+    for lit in literals("test_run_control.c"):
+        if lit.startswith(b"{"):
+            s["run_control"].add(lit)
     for lit in literals("test_daemon_wire.c"):
         if lit.startswith(b"{"):
             for n in (0, 4, 6):

@@ -193,11 +193,11 @@ static void test_ps_stop(void **state)
 	struct errmsg em;
 	char *body;
 
-	snprintf(req.stop_id, sizeof(req.stop_id), "bb-0123456789ab");
+	snprintf(req.sandbox_id, sizeof(req.sandbox_id), "bb-0123456789ab");
 	body = wire_request_encode(&req);
 	assert_int_equal(decode(body, 0, &out, &em), 0);
 	assert_int_equal(out.op, WIRE_OP_STOP);
-	assert_string_equal(out.stop_id, "bb-0123456789ab");
+	assert_string_equal(out.sandbox_id, "bb-0123456789ab");
 	wire_request_free(&out);
 	free(body);
 	req = (struct wire_request){ .op = WIRE_OP_PS, .ps_json = true };

@@ -219,6 +219,8 @@ static int run_for_caller(void *ctx, const struct daemon_run *r)
 		.policy_json = x->policy_json,
 		.policy_len = x->policy_len,
 		.ceiling_file = o->config,
+		.ceiling_json = r->ceiling,
+		.ceiling_len = r->ceiling_len,
 		.cwd = r->cwd,
 		.admin_log_path = o->log_file,
 		.admin_log_fd = o->log_fd,

@@ -16,6 +16,7 @@
 #include "daemon/wire.h"
 #include "exec_caller.h"
 #include "exec_live.h"
+#include "exec_update.h"
 #include "lib/duration.h"
 #include "log/log.h"
 #include "policy/policy.h"
@@ -49,7 +50,7 @@ struct exec_cmd {
 	struct exec_opts opts;
 	const struct exec_caller *caller; /* NULL: a root bpfbox exec; else the daemon's caller */
 	struct wire_reader control; /* the caller's control frames */
-	struct live_control live; /* --control-fd's lines */
+	struct live_policy live; /* --control-fd's lines and the control socket */
 	struct sandbox_run run;
 };
 
@@ -87,16 +88,6 @@ static void usage(FILE *out)
 		"exit status: the command's; 128+N if it died of signal N, or if bpfbox was\n"
 		"cancelled by SIGINT, SIGTERM or SIGHUP (N); 124 on --timeout; 126 cannot execute;\n"
 		"127 command not found; 125 bpfbox could not set up the sandbox (nothing ran)\n");
-}
-
-/* A line under a ceiling must be cut as at start; until the run keeps the ceiling, refused. */
-static int check_live_options(const struct exec_opts *o)
-{
-	if (o->control_fd < 0 || !o->ceiling)
-		return 0;
-	fprintf(stderr, "bpfbox: exec: --control-fd with --ceiling is not supported yet; run under the "
-		"ceiling without live changes, or without --ceiling\n");
-	return -EINVAL;
 }
 
 static int parse_args(int argc, char **argv, struct exec_opts *o)
@@ -200,7 +191,7 @@ static int parse_args(int argc, char **argv, struct exec_opts *o)
 		return -EINVAL;
 	}
 	o->argv = argv + optind;
-	return check_live_options(o);
+	return 0;
 }
 
 /*
@@ -251,7 +242,6 @@ static int load_caller_policy(struct exec_cmd *r, struct policy_load_opts *lo, s
 	struct ceiling_cuts cuts = CEILING_CUTS_INIT;
 	struct policy *admin = NULL, *mine = NULL;
 	struct policy_load_opts alo = *lo;
-	struct stat st;
 	int err;
 
 	/* The caller's --strict is about its own file; the administrator's warnings never stop a run. */
@@ -259,8 +249,9 @@ static int load_caller_policy(struct exec_cmd *r, struct policy_load_opts *lo, s
 	/* Root owns every directory: nothing to guard a root caller against. */
 	alo.guard = r->run.ident.switch_user && r->run.ident.uid != 0;
 	alo.guard_uid = r->run.ident.uid;
-	if (c->ceiling_file && !stat(c->ceiling_file, &st))
-		err = policy_load_file(c->ceiling_file, &alo, &admin, diags);
+	/* The text the daemon holds: a file that no longer loads does not replace it until it is fixed. */
+	if (c->ceiling_json)
+		err = policy_load_buffer(c->ceiling_file, c->ceiling_json, c->ceiling_len, &alo, &admin, diags);
 	else
 		err = policy_default(&alo, &admin);
 	if (err) {
@@ -458,11 +449,6 @@ static void fill_request(struct exec_cmd *r)
 	q->kill_after_ms = r->opts.kill_after_ms;
 	q->pass_fds = r->opts.pass_fds;
 	q->n_pass_fds = r->opts.n_pass_fds;
-	if (r->opts.control_fd >= 0) {
-		q->live_fds[0] = r->opts.control_fd;
-		q->live = live_control_read;
-		q->live_ctx = &r->live;
-	}
 	if (!c)
 		return;
 	q->for_caller = true;
@@ -503,49 +489,16 @@ static int identify_and_load(struct exec_cmd *r)
 	return load_policy(r);
 }
 
-/* A valid --control-fd line, loaded as the policy was at start (messages on stderr), then switched to. */
-static int apply_live(void *ctx, const char *text, size_t len, struct errmsg *em)
-{
-	struct exec_cmd *r = ctx;
-	struct policy_load_opts lo = { .strict = r->opts.strict,
-				       .home = r->run.ident.switch_user ? r->run.ident.home : NULL };
-	struct diag_list diags;
-	struct policy *next = NULL;
-	int err;
-
-	diag_list_init(&diags);
-	err = policy_load_buffer("control-fd", text, len, &lo, &next, &diags);
-	diag_print(&diags, "control-fd", stderr, false);
-	diag_list_free(&diags);
-	if (err)
-		return errmsg_set(em, err, "the settings are not valid (see above)");
-	err = sandbox_run_update(&r->run, next, "control-fd", em);
-	if (err)
-		policy_free(next);
-	return err;
-}
-
-/* --control-fd's reader, with the document in force at start (the policy file's, or {} for the built-in default). */
+/* The policy's live side: --control-fd's lines and the control socket (bpfbox update, the daemon's reload). */
 static int start_live(struct exec_cmd *r)
 {
-	const char *file = r->opts.policy ? r->opts.policy : r->opts.ceiling;
 	struct errmsg em = { { 0 } };
-	cJSON *doc = NULL;
+	int err = live_policy_start(&r->live, &r->run, r->caller, r->opts.policy, r->opts.ceiling,
+				    r->opts.control_fd, r->opts.strict, &em);
 
-	if (r->opts.control_fd < 0)
-		return 0;
-	if (!file && !r->opts.ceiling)
-		file = policy_discover(NULL);
-	doc = file ? live_doc_read(file) : cJSON_CreateObject();
-	if (!doc || live_control_init(&r->live, r->opts.control_fd, doc)) {
-		cJSON_Delete(doc);
-		errmsg_set(&em, -EINVAL, "--control-fd: cannot keep the starting policy %s", file ? file : "");
+	if (err)
 		sandbox_run_failed(&r->run, "policy", &em);
-		return -EINVAL;
-	}
-	r->live.apply = apply_live;
-	r->live.apply_ctx = r;
-	return 0;
+	return err;
 }
 
 /* The sandbox itself, run here: its exit status. */
@@ -565,7 +518,7 @@ static int exec_as_root(struct exec_cmd *r)
 		status = sandbox_run_supervise(&r->run);
 	sandbox_run_teardown(&r->run);
 	wire_reader_release(&r->control);
-	live_control_free(&r->live);
+	live_policy_stop(&r->live);
 	return status;
 }
 

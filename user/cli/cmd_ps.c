@@ -71,8 +71,8 @@ int ps_render(FILE *out, bool json, bool all_users, uid_t uid)
 	return 0;
 }
 
-/* A non-root ps or stop: one request, the daemon's answer printed. */
-static int ask(const struct wire_request *req)
+/* A non-root ps, stop or update: one request, the daemon's answer printed. */
+int daemon_ask(const struct wire_request *req)
 {
 	struct errmsg em = { { 0 } };
 	struct wire_msg end;
@@ -105,15 +105,15 @@ static int daemon_ask_ps(bool json)
 {
 	struct wire_request req = { .op = WIRE_OP_PS, .ps_json = json };
 
-	return ask(&req);
+	return daemon_ask(&req);
 }
 
 static int daemon_ask_stop(const char *id)
 {
 	struct wire_request req = { .op = WIRE_OP_STOP };
 
-	snprintf(req.stop_id, sizeof(req.stop_id), "%s", id);
-	return ask(&req);
+	snprintf(req.sandbox_id, sizeof(req.sandbox_id), "%s", id);
+	return daemon_ask(&req);
 }
 
 int cmd_ps(int argc, char **argv)

@@ -16,6 +16,11 @@ int cmd_gc(int argc, char **argv);
 int cmd_connect(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_update(int argc, char **argv);
+
+struct wire_request;
+/* A non-root request to the daemon (ps, stop, update): its text answer on stdout, its error on stderr; the status. */
+int daemon_ask(const struct wire_request *req);
 
 #include <stdbool.h>
 #include <stdio.h>

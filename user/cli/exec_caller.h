@@ -26,7 +26,9 @@ struct exec_caller {
 	const char *policy_name; /* the caller's name for its file, for messages only */
 	const char *policy_json;
 	size_t policy_len;
-	const char *ceiling_file; /* the administrator's policy; missing: the built-in default */
+	const char *ceiling_file; /* the administrator's policy, for messages */
+	const char *ceiling_json; /* its text as the daemon holds it (NULL: the built-in default) */
+	size_t ceiling_len;
 	const char *cwd; /* the caller's working directory (the daemon entered it by descriptor) */
 	const char *admin_log_path; /* the administrator's log, or admin_log_fd */
 	int admin_log_fd;

@@ -285,7 +285,8 @@ int live_control_init(struct live_control *c, int fd, cJSON *doc)
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->doc = doc;
-	return live_lines_init(&c->lines);
+	/* Without a descriptor the document alone serves (bpfbox update's requests). */
+	return fd < 0 ? 0 : live_lines_init(&c->lines);
 }
 
 void live_control_free(struct live_control *c)

@@ -61,8 +61,6 @@ int live_doc_edit_domain(cJSON *doc, const char *name, bool allow, struct errmsg
 /* A policy file's JSON as it is: the document live lines are compared with. NULL if unreadable or not JSON. */
 cJSON *live_doc_read(const char *path);
 
-#endif
-
 /*
  * exec --control-fd N: the descriptor's lines, each a whole settings
  * document. apply loads the text as the policy is loaded at start (under the
@@ -83,3 +81,5 @@ int live_control_init(struct live_control *c, int fd, cJSON *doc);
 void live_control_free(struct live_control *c);
 /* supervise.h's live callback: reads what is there, applies each whole line; 1 at end of file. */
 int live_control_read(void *ctx, int fd);
+
+#endif

@@ -18,6 +18,7 @@ static const struct subcommand subcommands[] = {
 	{ "ps", cmd_ps, "list live sandboxes" },
 	{ "gc", cmd_gc, "remove what dead supervisors left behind" },
 	{ "stop", cmd_stop, "stop a live sandbox" },
+	{ "update", cmd_update, "change a live sandbox's policy (or allow, deny a domain)" },
 	{ "daemon", cmd_daemon, "run sandboxes for users who are not root (a root service)" },
 	{ "connect", cmd_connect, "tunnel stdio to HOST PORT through the sandbox proxy" },
 };

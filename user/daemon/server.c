@@ -16,6 +16,7 @@
 #include "log/log.h"
 #include "passwd_cache.h"
 #include "refusals.h"
+#include "relay.h"
 #include "sandbox/bpf_state.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox_gc.h"
@@ -87,8 +88,8 @@ static size_t workers_of(const struct daemon *d, uid_t uid)
 	return n;
 }
 
-/* In the forked worker: nothing of the daemon's but the caller's connection and descriptors. */
-static void worker_close_daemon(struct daemon *d, int keep)
+/* In a forked child: nothing of the daemon's but the caller's connection (and a worker's descriptors). */
+void daemon_close_for_child(struct daemon *d, int keep)
 {
 	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++) {
 		if (d->pending[i].fd == keep)
@@ -108,12 +109,13 @@ static void worker_close_daemon(struct daemon *d, int keep)
 static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, const struct peer *p,
 						  const struct wire_exec *x, const int *fds)
 {
-	struct daemon_run run = { .conn = conn, .peer = p, .exec = x, .fds = fds };
+	struct daemon_run run = { .conn = conn, .peer = p, .exec = x, .fds = fds, .ceiling = d->ceiling,
+				  .ceiling_len = d->ceiling_len };
 	char cwd[PATH_MAX];
 	sigset_t none;
 	int status;
 
-	worker_close_daemon(d, conn);
+	daemon_close_for_child(d, conn);
 	/* Not in the daemon's process group or session: a ^C to a foreground daemon spares the sandboxes. */
 	setsid();
 	sigemptyset(&none);
@@ -191,6 +193,17 @@ static void answer_ps(struct daemon *d, int fd, const struct peer *p, bool json)
 	wire_send_msg(fd, WIRE_MSG_EXIT, 0, NULL);
 }
 
+static void relay(struct daemon *d, struct pending *c, const struct wire_request *req)
+{
+	int err = daemon_relay_update(d, c->fd, &c->peer, req);
+
+	if (err == -EBUSY)
+		wire_send_msg(c->fd, WIRE_MSG_ERROR, 1, "an update of yours is already in flight; try again when it "
+			      "has answered");
+	else if (err)
+		wire_send_msg(c->fd, WIRE_MSG_ERROR, 1, "the daemon relays as many updates as it can; try again later");
+}
+
 static void handle_request(struct daemon *d, struct pending *c)
 {
 	struct wire_request req;
@@ -206,10 +219,12 @@ static void handle_request(struct daemon *d, struct pending *c)
 	} else if (req.op == WIRE_OP_PS) {
 		answer_ps(d, c->fd, &c->peer, req.ps_json);
 	} else if (req.op == WIRE_OP_STOP) {
-		if (sandbox_stop_for(req.stop_id, c->peer.uid == 0, c->peer.uid, &em))
+		if (sandbox_stop_for(req.sandbox_id, c->peer.uid == 0, c->peer.uid, &em))
 			wire_send_msg(c->fd, WIRE_MSG_ERROR, 1, em.text);
 		else
 			wire_send_msg(c->fd, WIRE_MSG_EXIT, 0, NULL);
+	} else if (req.op == WIRE_OP_UPDATE) {
+		relay(d, c, &req);
 	} else if (d->stopping) {
 		refuse(d, c->fd, &c->peer, "the daemon is stopping");
 	} else {
@@ -326,12 +341,17 @@ static void reap_workers(struct daemon *d)
 {
 	pid_t pid;
 
-	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
+		if (daemon_relay_reaped(d, pid))
+			continue;
 		for (size_t i = 0; i < d->n_workers; i++)
 			if (d->workers[i].pid == pid) {
 				d->workers[i] = d->workers[--d->n_workers];
 				break;
 			}
+	}
+	if (d->reload_again && !d->reload_pid && !d->stopping)
+		daemon_ceiling_reload(d);
 }
 
 static void begin_stop(struct daemon *d, int sig)
@@ -396,6 +416,8 @@ static void handle_signals(struct daemon *d)
 				fprintf(stderr, "bpfbox: daemon: reopening the log failed; writing to the old one\n");
 			else
 				log_msg(d->log, LOG_INFO, "daemon-log-reopened", "log reopened (SIGHUP)");
+			if (!d->stopping)
+				daemon_ceiling_reload(d);
 			break;
 		default:
 			begin_stop(d, (int)si.ssi_signo);
@@ -463,6 +485,7 @@ cleanup:
 	unlink(DAEMON_PID_FILE);
 	bpf_state_close(d->bpf);
 	log_close(d->log);
+	free(d->ceiling);
 	free(d);
 	return err;
 }

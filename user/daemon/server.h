@@ -41,6 +41,8 @@ struct daemon_run {
 	const struct wire_exec *exec;
 	const int *fds; /* the descriptors received, which exec's indexes name */
 	const char *cwd; /* the working directory the worker entered, as the kernel names it */
+	const char *ceiling; /* the administrator's policy in force, as the daemon read it (NULL: built-in default) */
+	size_t ceiling_len;
 };
 
 struct daemon_handlers {

@@ -18,6 +18,7 @@
 #include "sandbox/bpf_state.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox_gc.h"
+#include "relay.h"
 #include "server_state.h"
 
 int daemon_open_log(struct daemon *d)
@@ -63,6 +64,10 @@ int daemon_setup_state(struct daemon *d, struct errmsg *em)
 		return errmsg_set(em, err, "opening the log %s", d->o->log_file ? d->o->log_file : "(fd)");
 	if (!getenv("BPFBOX_DEBUG_BPF"))
 		libbpf_set_print(NULL);
+	/* New sandboxes start under the text read here until a valid one replaces it (SIGHUP). */
+	err = daemon_ceiling_load(d, em);
+	if (err)
+		return err;
 	/* The shared programs stay loaded and pinned while the daemon runs; none is started without them. */
 	err = bpf_state_open(&d->bpf, &why);
 	if (err) {

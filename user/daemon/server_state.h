@@ -20,6 +20,8 @@
 #define DAEMON_MAX_PENDING 64 /* connections still sending their request */
 #define DAEMON_MAX_PENDING_PER_UID 8
 #define DAEMON_REQUEST_TIMEOUT_S 10
+#define DAEMON_MAX_RELAYS 32 /* updates relayed and reloads in flight (relay.c) */
+#define DAEMON_MAX_RELAYS_PER_UID 2
 #define DAEMON_PID_FILE BPFBOX_RUN_DIR "/bpfbox.pid"
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -47,6 +49,12 @@ struct daemon {
 	struct pending pending[DAEMON_MAX_PENDING];
 	struct worker workers[DAEMON_MAX_WORKERS];
 	size_t n_workers;
+	struct worker relays[DAEMON_MAX_RELAYS]; /* children relaying an update or a reload */
+	size_t n_relays;
+	pid_t reload_pid; /* the reload child in flight, 0: none */
+	bool reload_again; /* a SIGHUP came during it */
+	char *ceiling; /* the administrator's policy in force for new sandboxes (NULL: built-in default) */
+	size_t ceiling_len;
 	struct refusals refusals; /* what of them reaches the log */
 	struct passwd_cache passwd; /* who has an entry, and its name */
 	bool stopping;
@@ -54,6 +62,8 @@ struct daemon {
 	time_t kill_at; /* then SIGKILL */
 };
 
+/* In a forked child: nothing of the daemon's open but keep (a caller's connection, or -1). */
+void daemon_close_for_child(struct daemon *d, int keep);
 /* Opens the administrator's log (again, on SIGHUP), replacing the one open. */
 int daemon_open_log(struct daemon *d);
 /* What gc left of a dead supervisor's sandbox, for the administrator (a sandbox_gc_dead note). */

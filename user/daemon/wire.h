@@ -42,7 +42,11 @@ enum wire_op {
 	WIRE_OP_EXEC = 1,
 	WIRE_OP_PS,
 	WIRE_OP_STOP,
+	WIRE_OP_UPDATE,
 };
+
+#define WIRE_MAX_UPDATE_NAMES 64 /* update: names to allow or deny in one request */
+#define WIRE_MAX_NAME 253
 
 struct wire_pass_fd {
 	int index; /* in the received descriptors */
@@ -74,7 +78,14 @@ struct wire_exec {
 struct wire_request {
 	enum wire_op op;
 	struct wire_exec exec;
-	char stop_id[64]; /* op stop */
+	char sandbox_id[64]; /* op stop, update */
+	/* op update: a whole settings document, or names to allow and deny (pointing into storage) */
+	char *update_policy;
+	size_t update_policy_len;
+	char **update_allow;
+	size_t n_update_allow;
+	char **update_deny;
+	size_t n_update_deny;
 	bool ps_json; /* op ps: JSON rather than a table */
 	void *storage; /* owned: the parsed document */
 };

@@ -242,6 +242,58 @@ static int decode_exec(const cJSON *root, size_t n_fds, struct wire_exec *x, str
 	return err;
 }
 
+/* op stop and update: the sandbox's id. */
+static int decode_id(const cJSON *root, struct wire_request *req, struct errmsg *em)
+{
+	char *id = NULL;
+	int err = get_string(root, "id", sizeof(req->sandbox_id) - 1, &id, em);
+
+	if (err)
+		return err;
+	if (!id || !*id)
+		return errmsg_set(em, -EINVAL, "id: missing");
+	snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", id);
+	return 0;
+}
+
+static int check_names(char **names, size_t n, const char *key, struct errmsg *em)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!*names[i] || strlen(names[i]) > WIRE_MAX_NAME)
+			return errmsg_set(em, -EINVAL, "%s[%zu]: expected a name of 1 to %d bytes", key, i,
+					  WIRE_MAX_NAME);
+	return 0;
+}
+
+/* op update: a whole settings document, or names to allow and deny; never both, never neither. */
+static int decode_update(const cJSON *root, struct wire_request *req, struct errmsg *em)
+{
+	static const char *const keys[] = { "v", "op", "id", "policy", "allow", "deny", NULL };
+	int err = check_keys(root, "", keys, em);
+
+	if (!err)
+		err = decode_id(root, req, em);
+	if (!err)
+		err = get_string(root, "policy", WIRE_MAX_POLICY, &req->update_policy, em);
+	if (!err)
+		err = get_strv(root, "allow", WIRE_MAX_UPDATE_NAMES, false, &req->update_allow, &req->n_update_allow, em);
+	if (!err)
+		err = get_strv(root, "deny", WIRE_MAX_UPDATE_NAMES, false, &req->update_deny, &req->n_update_deny, em);
+	if (!err)
+		err = check_names(req->update_allow, req->n_update_allow, "allow", em);
+	if (!err)
+		err = check_names(req->update_deny, req->n_update_deny, "deny", em);
+	if (err)
+		return err;
+	if (req->update_policy)
+		req->update_policy_len = strlen(req->update_policy);
+	if (req->update_policy && (req->n_update_allow || req->n_update_deny))
+		return errmsg_set(em, -EINVAL, "policy: a whole document, or names to allow and deny, not both");
+	if (!req->update_policy && !req->n_update_allow && !req->n_update_deny)
+		return errmsg_set(em, -EINVAL, "policy: missing (or allow / deny)");
+	return 0;
+}
+
 int wire_request_decode(const char *json, size_t len, size_t n_fds, struct wire_request *req, struct errmsg *em)
 {
 	static const char *const exec_keys[] = { "v", "op", "argv", "env", "policy", "cwd", "strict", "audit",
@@ -250,7 +302,7 @@ int wire_request_decode(const char *json, size_t len, size_t n_fds, struct wire_
 	static const char *const ps_keys[] = { "v", "op", "json", NULL };
 	static const char *const stop_keys[] = { "v", "op", "id", NULL };
 	cJSON *root;
-	char *op = NULL, *id = NULL;
+	char *op = NULL;
 	long long v = 0;
 	int err;
 
@@ -288,22 +340,21 @@ int wire_request_decode(const char *json, size_t len, size_t n_fds, struct wire_
 	if (!strcmp(op, "stop")) {
 		req->op = WIRE_OP_STOP;
 		err = check_keys(root, "", stop_keys, em);
-		if (!err)
-			err = get_string(root, "id", sizeof(req->stop_id) - 1, &id, em);
-		if (err)
-			return err;
-		if (!id || !*id)
-			return errmsg_set(em, -EINVAL, "id: missing");
-		snprintf(req->stop_id, sizeof(req->stop_id), "%s", id);
-		return 0;
+		return err ? err : decode_id(root, req, em);
 	}
-	return errmsg_set(em, -EINVAL, "op: unknown operation '%s' (exec, ps or stop)", op);
+	if (!strcmp(op, "update")) {
+		req->op = WIRE_OP_UPDATE;
+		return decode_update(root, req, em);
+	}
+	return errmsg_set(em, -EINVAL, "op: unknown operation '%s' (exec, ps, stop or update)", op);
 }
 
 void wire_request_free(struct wire_request *req)
 {
 	free(req->exec.argv);
 	free(req->exec.env);
+	free(req->update_allow);
+	free(req->update_deny);
 	cJSON_Delete(req->storage);
 	memset(req, 0, sizeof(*req));
 }
@@ -335,7 +386,18 @@ char *wire_request_encode(const struct wire_request *req)
 		goto done;
 	}
 	if (req->op == WIRE_OP_STOP) {
-		ok = ok && cJSON_AddStringToObject(root, "op", "stop") && cJSON_AddStringToObject(root, "id", req->stop_id);
+		ok = ok && cJSON_AddStringToObject(root, "op", "stop") && cJSON_AddStringToObject(root, "id", req->sandbox_id);
+		goto done;
+	}
+	if (req->op == WIRE_OP_UPDATE) {
+		ok = ok && cJSON_AddStringToObject(root, "op", "update") &&
+		     cJSON_AddStringToObject(root, "id", req->sandbox_id);
+		if (ok && req->update_policy)
+			ok = cJSON_AddStringToObject(root, "policy", req->update_policy) != NULL;
+		if (ok && req->n_update_allow)
+			ok = cJSON_AddItemToObject(root, "allow", strv_json(req->update_allow, req->n_update_allow));
+		if (ok && req->n_update_deny)
+			ok = cJSON_AddItemToObject(root, "deny", strv_json(req->update_deny, req->n_update_deny));
 		goto done;
 	}
 	ok = ok && cJSON_AddStringToObject(root, "op", "exec");
