@@ -235,7 +235,7 @@ jq ".filesystem.denyRead = [\"$SRV/pub/one\"] | .filesystem.allowRead = [\"$SRV/
 chmod 0644 "$S/carol-2.json"
 t_exec as carol77 "$BPFBOX" update "$EID" --policy "$S/carol-2.json"
 assert_eq 0 "$T_RC" "e: carol's update of her own sandbox is accepted"
-assert_contains "$T_OUT" "outside the administrator's" "e: her grant past the ceiling is cut, with the start's message"
+assert_contains "$T_OUT" "allowRead\\[0\\] \"$SRV/secret\": inside the administrator's denyRead .*not granted" "e: her grant past the ceiling is cut, with the start's message"
 assert_reads "e: her narrowing applies: one is refused" "$EOUT" "$SRV/pub/one" "$REFUSED"
 assert_reads "e: the ceiling holds: the secret is still refused" "$EOUT" "$SRV/secret/file" "$REFUSED"
 assert_reads "e: two is still read" "$EOUT" "$SRV/pub/two" '^ok$'
@@ -254,7 +254,7 @@ assert_reads "e: carol's sandbox is as she left it (one refused)" "$EOUT" "$SRV/
 jq ".filesystem.allowRead = [\"$SRV/secret\"]" "$CP" >"$S/root-e.json"
 t_exec "$BPFBOX" update "$EID" --policy "$S/root-e.json"
 assert_eq 0 "$T_RC" "e: root's update of carol's sandbox is accepted"
-assert_contains "$T_OUT" "outside the administrator's" "e: and cut by the ceiling like hers"
+assert_contains "$T_OUT" "allowRead\\[0\\] \"$SRV/secret\": inside the administrator's denyRead .*not granted" "e: and cut by the ceiling like hers"
 assert_reads "e: root's document applies (one read again)" "$EOUT" "$SRV/pub/one" '^ok$'
 assert_reads "e: the secret stays refused: root's update cannot lift the ceiling either" "$EOUT" "$SRV/secret/file" "$REFUSED"
 

@@ -118,39 +118,6 @@ int daemon_relay_update(struct daemon *d, int conn, const struct peer *p, const 
 	return pid < 0 ? (int)pid : 0;
 }
 
-/* The administrator's policy as a file holds it: *text NULL for none (the built-in default). */
-static int read_ceiling(const char *path, char **text, size_t *len)
-{
-	struct stat st;
-	FILE *f;
-	ssize_t n;
-	size_t cap = 0;
-
-	*text = NULL;
-	*len = 0;
-	if (!path || (stat(path, &st) && errno == ENOENT))
-		return 0;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = getdelim(text, &cap, 0, f);
-	fclose(f);
-	if (n < 0 || (size_t)n > RUN_CONTROL_POLICY_MAX) {
-		free(*text);
-		*text = NULL;
-		return n < 0 ? -EIO : -E2BIG;
-	}
-	*len = (size_t)n;
-	return 0;
-}
-
-int daemon_ceiling_load(struct daemon *d, struct errmsg *em)
-{
-	int err = read_ceiling(d->o->config, &d->ceiling, &d->ceiling_len);
-
-	return err ? errmsg_set(em, err, "reading the administrator's policy %s", d->o->config) : 0;
-}
-
 /* Is text a valid policy? Its problems go to the log, and to stderr. */
 static int ceiling_check(struct daemon *d, const char *text, size_t len)
 {
@@ -239,11 +206,16 @@ void daemon_ceiling_reload(struct daemon *d)
 		return;
 	}
 	d->reload_again = false;
-	err = read_ceiling(d->o->config, &text, &len);
+	err = daemon_ceiling_read(d->o->config, &text, &len);
 	if (err) {
 		log_msg(d->log, LOG_ERROR, "ceiling-reload-refused",
 			"cannot read the administrator's policy %s (%s); the one loaded before stays in force",
 			d->o->config, strerror(-err));
+		return;
+	}
+	/* logrotate's SIGHUP too: an unchanged policy bothers no sandbox. */
+	if (len == d->ceiling_len && (!text) == (!d->ceiling) && (!text || !memcmp(text, d->ceiling, len))) {
+		free(text);
 		return;
 	}
 	if (ceiling_check(d, text, len)) {

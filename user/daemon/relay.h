@@ -20,8 +20,6 @@
 int daemon_relay_update(struct daemon *d, int conn, const struct peer *p, const struct wire_request *req);
 /* Was pid a relay child (now reaped)? */
 bool daemon_relay_reaped(struct daemon *d, pid_t pid);
-/* The administrator's policy read at start: 0, or -errno with em. */
-int daemon_ceiling_load(struct daemon *d, struct errmsg *em);
 /*
  * SIGHUP: the administrator's policy re-read; kept for new sandboxes only
  * when it is valid (else logged, the old one stays), then sent to every

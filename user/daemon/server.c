@@ -88,23 +88,6 @@ static size_t workers_of(const struct daemon *d, uid_t uid)
 	return n;
 }
 
-/* In a forked child: nothing of the daemon's but the caller's connection (and a worker's descriptors). */
-void daemon_close_for_child(struct daemon *d, int keep)
-{
-	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++) {
-		if (d->pending[i].fd == keep)
-			continue;
-		if (d->pending[i].fd >= 0) {
-			wire_reader_release(&d->pending[i].rd);
-			close(d->pending[i].fd);
-		}
-	}
-	close(d->listener.fd);
-	close(d->ep);
-	close(d->sig_fd);
-	close(d->tick_fd);
-}
-
 /* The worker's body: the caller's stdio and working directory, then the run, for the caller. */
 static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, const struct peer *p,
 						  const struct wire_exec *x, const int *fds)

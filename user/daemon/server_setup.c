@@ -18,7 +18,7 @@
 #include "sandbox/bpf_state.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox_gc.h"
-#include "relay.h"
+#include "sandbox/run_control.h"
 #include "server_state.h"
 
 int daemon_open_log(struct daemon *d)
@@ -128,4 +128,54 @@ int daemon_setup_loop(struct daemon *d, struct errmsg *em)
 		d->listener.activated ? "the socket systemd passed" : d->o->socket, d->listener.activated ? "" : "",
 		d->o->config, d->o->max_per_user, d->o->quota);
 	return 0;
+}
+
+/* In a forked child: nothing of the daemon's but the caller's connection (and a worker's descriptors). */
+void daemon_close_for_child(struct daemon *d, int keep)
+{
+	for (size_t i = 0; i < DAEMON_MAX_PENDING; i++) {
+		if (d->pending[i].fd == keep)
+			continue;
+		if (d->pending[i].fd >= 0) {
+			wire_reader_release(&d->pending[i].rd);
+			close(d->pending[i].fd);
+		}
+	}
+	close(d->listener.fd);
+	close(d->ep);
+	close(d->sig_fd);
+	close(d->tick_fd);
+}
+
+/* The administrator's policy as a file holds it: *text NULL for none (the built-in default). */
+int daemon_ceiling_read(const char *path, char **text, size_t *len)
+{
+	struct stat st;
+	FILE *f;
+	ssize_t n;
+	size_t cap = 0;
+
+	*text = NULL;
+	*len = 0;
+	if (!path || (stat(path, &st) && errno == ENOENT))
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = getdelim(text, &cap, 0, f);
+	fclose(f);
+	if (n < 0 || (size_t)n > RUN_CONTROL_POLICY_MAX) {
+		free(*text);
+		*text = NULL;
+		return n < 0 ? -EIO : -E2BIG;
+	}
+	*len = (size_t)n;
+	return 0;
+}
+
+int daemon_ceiling_load(struct daemon *d, struct errmsg *em)
+{
+	int err = daemon_ceiling_read(d->o->config, &d->ceiling, &d->ceiling_len);
+
+	return err ? errmsg_set(em, err, "reading the administrator's policy %s", d->o->config) : 0;
 }

@@ -64,6 +64,10 @@ struct daemon {
 
 /* In a forked child: nothing of the daemon's open but keep (a caller's connection, or -1). */
 void daemon_close_for_child(struct daemon *d, int keep);
+/* The administrator's policy read at start (server_setup.c): 0, or -errno with em. */
+int daemon_ceiling_load(struct daemon *d, struct errmsg *em);
+/* A policy file's text, at most 1 MiB: *text NULL when it does not exist (the built-in default). */
+int daemon_ceiling_read(const char *path, char **text, size_t *len);
 /* Opens the administrator's log (again, on SIGHUP), replacing the one open. */
 int daemon_open_log(struct daemon *d);
 /* What gc left of a dead supervisor's sandbox, for the administrator (a sandbox_gc_dead note). */
