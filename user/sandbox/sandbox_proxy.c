@@ -26,6 +26,8 @@ static const struct policy *current(const struct sandbox_proxy *sp)
 void sandbox_proxy_set_policy(struct sandbox_proxy *sp, const struct policy *p)
 {
 	__atomic_store_n(&sp->policy, p, __ATOMIC_RELEASE);
+	/* Established connections to a name no longer allowed are closed on the proxy's loop. */
+	proxy_recheck(sp->proxy);
 }
 
 static void decide(void *ctx, const char *host, unsigned port, struct proxy_decision *out)
@@ -242,6 +244,8 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	/* Names only: the values are secrets of the log (log_redact.c). */
 	if (pe->credentials)
 		log_event_set_str(ev, "bpfbox.proxy.credentials", pe->credentials);
+	if (pe->closed)
+		log_event_set_str(ev, "bpfbox.proxy.closed", pe->closed);
 	if (pe->transparent)
 		log_event_message(ev, "%s %s %s:%u at %s, redirected to the proxy (%s)%s%s",
 				  refused ? "denied" : "allowed", pe->method ? pe->method : pe->transparent,
@@ -252,7 +256,8 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 		log_event_message(ev, "%s %s %s:%u via the proxy (%s)%s%s", refused ? "denied" : "allowed",
 			  pe->method ? pe->method : pe->protocol, pe->host ? pe->host : "?", pe->port,
 			  pe->rule ? pe->rule : "malformed request", pe->error ? ": " : "", pe->error ? pe->error : "");
-	if (refused)
+	/* A connection the policy revoked was allowed when the command made it: no violation. */
+	if (refused && !pe->closed)
 		log_event_violation(ev);
 	log_emit(sp->log, ev);
 }
