@@ -163,9 +163,12 @@ static void *server_main(void *arg)
 
 /* ---- the proxy's callbacks ---- */
 
+/* Set by a case: wrong.test is denied from then on, as after a live policy update. */
+static atomic_bool wrong_revoked;
+
 static void decide(void *ctx, const char *host, unsigned port, struct proxy_decision *out)
 {
-	out->allow = strcmp(host, "blocked.test") != 0;
+	out->allow = strcmp(host, "blocked.test") != 0 && !(atomic_load(&wrong_revoked) && !strcmp(host, "wrong.test"));
 	out->rule = out->allow ? "allowedDomains:*.test" : "deniedDomains:blocked.test";
 }
 
@@ -990,6 +993,51 @@ static void test_unfinished_handshake_frees_its_slot(void **state)
 	close(held);
 }
 
+/*
+ * proxy_recheck after the decisions changed: a terminated tunnel to the
+ * revoked name, waiting for its request, is closed (the client's TLS ends
+ * within 2 s, one event); the one to the name kept still carries a request.
+ */
+static void test_recheck_closes_revoked_tunnel(void **state)
+{
+	struct fixture *f = *state;
+	char answer[256], head[256], out[2048];
+	int gone = connect_to(f, "wrong.test", answer, sizeof(answer)), keep;
+	SSL *gone_ssl, *keep_ssl;
+	struct pollfd p = { .fd = gone, .events = POLLIN };
+	size_t before;
+
+	assert_non_null(strstr(answer, " 200 "));
+	gone_ssl = handshake(f->client_ctx, gone, "wrong.test", "wrong.test");
+	assert_non_null(gone_ssl);
+	keep = connect_to(f, "up.test", answer, sizeof(answer));
+	assert_non_null(strstr(answer, " 200 "));
+	keep_ssl = handshake(f->client_ctx, keep, "up.test", "up.test");
+	assert_non_null(keep_ssl);
+	before = f->nev;
+	atomic_store(&wrong_revoked, true);
+	proxy_recheck(f->proxy);
+	assert_int_equal(poll(&p, 1, 2000), 1);
+	assert_true(SSL_read(gone_ssl, out, sizeof(out)) <= 0);
+	ERR_clear_error();
+	{
+		struct ev_copy e = last_event(f, before);
+
+		assert_string_equal(e.host, "wrong.test");
+		assert_string_equal(e.tls, "terminated");
+		assert_false(e.allowed);
+		assert_string_equal(e.error, "closed: the policy no longer allows this name");
+	}
+	snprintf(head, sizeof(head), "GET /ok HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", f->up_port);
+	request(keep_ssl, head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	atomic_store(&wrong_revoked, false);
+	SSL_free(gone_ssl);
+	SSL_free(keep_ssl);
+	close(gone);
+	close(keep);
+}
+
 /* Smuggling inside TLS: both framings, or an h2 preface, go nowhere. */
 static void test_smuggling_refused(void **state)
 {
@@ -1205,6 +1253,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ip_literal_tunnel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smuggling_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unfinished_handshake_frees_its_slot, setup_one_tunnel, teardown),
+		cmocka_unit_test_setup_teardown(test_recheck_closes_revoked_tunnel, setup, teardown),
 	};
 
 	/* A client writing into a connection the proxy refused must see EPIPE, not die. */

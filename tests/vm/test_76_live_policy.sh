@@ -3,12 +3,14 @@
 #   a. `bpfbox exec --control-fd 3`: a line denies a file a long-running command reads, the next
 #      reads are refused (and logged with the path); another line allows it again. The same
 #      with a write: allowWrite added lets it succeed; removed, it is refused, the file unchanged.
-#   b. a domain allowed mid-session works on the next request; a revoked one is refused (403).
+#   b. a domain allowed mid-session works on the next request; a revoked one is refused (403),
+#      and a CONNECT tunnel open to it is closed (an event says policy-revoked), while the
+#      tunnel open to the domain kept goes on.
 #   c. invalid lines (bad JSON, an unknown key, a field that cannot change live) change nothing.
 #   g. 1,000 updates in a row while a checker hammers a path both policies deny (never read)
 #      and one both allow (never refused); afterwards nothing of the sandbox is left.
 # Not yet here (issue 32 stays open): `bpfbox update`, the daemon's callers and its ceiling
-# reload, and closing an established tunnel to a revoked name.
+# reload.
 # The switch in the kernel maps is the subject, so the file runs on both kernels; b (the
 # proxy) is user space and shared out
 # (tests/vm/lib.sh t_share, docs/vm.md).
@@ -389,10 +391,14 @@ if t_share 1; then
 }
 JSON
 	LOG=$T_TMP/b.ndjson OUT=$T_TMP/b.out
-	box_start b "$PB" python3 "$CHECK" 0.3 "$S/stop-b" g:http://new76.test/hello.txt g:http://old76.test/hello.txt
+	# t: a CONNECT tunnel to each name, kept open, one request on it per round.
+	box_start b "$PB" python3 "$CHECK" 0.3 "$S/stop-b" g:http://new76.test/hello.txt g:http://old76.test/hello.txt \
+		t:old76.test:80 t:new76.test:80
 	wait_until 60 has_results "$OUT" 0 g http://old76.test/hello.txt
 	assert_results "b: an allowed name is served" "$OUT" 0 g http://old76.test/hello.txt '^200$'
 	assert_results "b: a name not allowed is refused (403)" "$OUT" 0 g http://new76.test/hello.txt '^403$'
+	assert_results "b: a tunnel to the allowed name is open and used" "$OUT" 0 t old76.test:80 '^200$'
+	assert_results "b: a tunnel to the name not allowed is refused (403)" "$OUT" 0 t new76.test:80 '^refused-403$'
 	LIVE_WANT=1
 	ctl "$(pol "$PB" '.network.allowedDomains = ["old76.test", "new76.test"]')"
 	assert_succeeds "b: a line allowing new76.test is applied" wait_until 30 updates_reach "$LOG"
@@ -401,13 +407,24 @@ JSON
 	assert_ev "$LOG" "b: the event names the domain added" \
 		".event.action == \"policy-updated\" and $(grant_names new76.test) and $UPD_FIELDS"
 	assert_results "b: the name kept is still served" "$OUT" "$L" g http://old76.test/hello.txt '^200$'
+	assert_results "b: a tunnel to the name allowed now opens and is used" "$OUT" "$L" t new76.test:80 '^200$'
+	assert_results "b: the open tunnel to the name kept is still used" "$OUT" "$L" t old76.test:80 '^200$'
 
 	LIVE_WANT=2
+	L0=$(lines "$OUT")
 	ctl "$(pol "$PB" '.network.allowedDomains = ["new76.test"]')"
 	assert_succeeds "b: a line revoking old76.test is applied" wait_until 30 updates_reach "$LOG"
+	# The tunnel open to old76.test is closed by the proxy: its next request sees the end.
+	t_closed() { awk -v l="$L0" 'NR > l && $2 == "t" && $3 == "old76.test:80" && $4 == "closed"' "$OUT" | grep -q .; }
+	assert_succeeds "b: a revoked domain's open tunnel is closed (within 5 s)" wait_until 5 t_closed
+	assert_ev "$LOG" "b: the closed tunnel is an event naming the domain (closed: policy-revoked)" \
+		'.event.action == "proxy-connect" and .destination.domain == "old76.test" and
+		.bpfbox.proxy.closed == "policy-revoked" and (.event.type | index("denied"))'
 	L=$(lines "$OUT")
 	assert_results "b: the next requests to the revoked name are refused (403)" "$OUT" "$L" g http://old76.test/hello.txt '^403$'
+	assert_results "b: a new tunnel to the revoked name is refused (403)" "$OUT" "$L" t old76.test:80 '^refused-403$'
 	assert_results "b: the domain kept still works" "$OUT" "$L" g http://new76.test/hello.txt '^200$'
+	assert_results "b: the tunnel open to the domain kept is still used" "$OUT" "$L0" t new76.test:80 '^200$'
 	box_end b "$S/stop-b"
 	assert_eq 0 "$BOX_RC" "b: the sandbox exits 0"
 else

@@ -73,6 +73,8 @@ struct proxy_event {
 	const char *tls;	/* "terminated": the request was read inside the client's TLS; NULL: not */
 	const char *credentials; /* masked credentials put into the request ("A,B"); NULL: none */
 	const struct proxy_peer *peer; /* the client's task; NULL: not known */
+	/* "policy-revoked": an established connection closed by proxy_recheck; NULL: not */
+	const char *closed;
 };
 
 /*
@@ -220,6 +222,13 @@ struct proxy;
 int proxy_start(const struct proxy_config *cfg, struct proxy **out, unsigned short *port);
 /* The transparent listeners' ports (127.0.0.1, ::1); 0 when there is none. */
 void proxy_transparent_ports(const struct proxy *p, unsigned short *port4, unsigned short *port6);
+/*
+ * The decisions changed (a live policy update): the loop thread asks decide
+ * again, with each decided connection's name and port, and closes those now
+ * denied, both sides, one event each (closed "policy-revoked"). Callable
+ * from any thread; returns at once, the closing happens on the loop.
+ */
+void proxy_recheck(struct proxy *p);
 /* Closes every connection (emitting their events), joins the threads, frees. */
 void proxy_stop(struct proxy *p);
 

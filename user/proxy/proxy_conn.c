@@ -82,6 +82,7 @@ static void emit(struct proxy *p, const struct proxy_conn *c)
 		.peer = c->peer.known ? &c->peer : NULL,
 		.tls = c->terminated ? "terminated" : NULL,
 		.credentials = c->cred_names[0] ? c->cred_names : NULL,
+		.closed = c->revoked ? "policy-revoked" : NULL,
 	};
 
 	if (p->cfg.on_event)

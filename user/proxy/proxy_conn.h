@@ -41,6 +41,7 @@ struct proxy {
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stop;
+	atomic_bool recheck;		/* proxy_recheck asked; the loop takes it with wakefd */
 	struct proxy_resolver *res;
 	struct proxy_conn *conns;
 	unsigned nconns;
@@ -90,6 +91,15 @@ struct proxy_conn {
 	char host[PROXY_HOST_MAX];
 	unsigned port;
 	char rule[160], reason[128], error[160], client_addr[64];
+	/*
+	 * The name and port the connection was allowed for, which a recheck
+	 * decides again (proxy_session_recheck): the request's host, a
+	 * transparent connection's name or the name its address was learned
+	 * for; empty: none (a nameless transparent one is decided again whole).
+	 */
+	char decided[PROXY_HOST_MAX];
+	unsigned decided_port;
+	bool revoked;			/* closed by a recheck: the policy no longer allows it */
 	struct proxy_peer peer;		/* the client's task, for the event */
 	unsigned long long bytes_up, bytes_down, lingered;
 	struct proxy_rjob *job;

@@ -293,6 +293,31 @@ static void take_resolved(struct proxy *p)
 	}
 }
 
+/* proxy_recheck's request, on the loop thread: every decided connection asked again. */
+static void recheck_all(struct proxy *p)
+{
+	struct proxy_conn *c, *next;
+
+	if (!atomic_exchange(&p->recheck, false))
+		return;
+	for (c = p->conns; c; c = next) {
+		next = c->next;	/* a close moves c to the dead list */
+		proxy_session_recheck(c);
+	}
+}
+
+void proxy_recheck(struct proxy *p)
+{
+	uint64_t one = 1;
+
+	if (!p)
+		return;
+	atomic_store(&p->recheck, true);
+	if (write(p->wakefd, &one, sizeof(one)) < 0) {
+		/* cannot fail on a valid eventfd short of overflow, which still wakes the loop */
+	}
+}
+
 static void on_conn_event(struct proxy_conn *c, bool upstream, uint32_t e)
 {
 	if (c->st == PS_DEAD)
@@ -344,8 +369,10 @@ static void *loop(void *arg)
 				accept_clients(p);
 			else if (tag == TAG_TLISTEN4 || tag == TAG_TLISTEN6)
 				accept_transparent(p, tag == TAG_TLISTEN6);
-			else if (tag == TAG_WAKE)
+			else if (tag == TAG_WAKE) {
 				take_resolved(p);
+				recheck_all(p);
+			}
 			else
 				on_conn_event((struct proxy_conn *)(uintptr_t)(tag & ~PROXY_TAG_UPSTREAM),
 					      tag & PROXY_TAG_UPSTREAM, evs[i].events);

@@ -83,6 +83,8 @@ static int canon_and_decide(struct proxy_conn *c, const char *host, unsigned por
 		reply_denied(c);
 		return 0;
 	}
+	set_str(c->decided, sizeof(c->decided), canon);
+	c->decided_port = port;
 	return 1;
 }
 
@@ -450,4 +452,34 @@ void proxy_session_timeout(struct proxy_conn *c)
 		proxy_conn_close(c, "idle timeout before request complete");
 		break;
 	}
+}
+
+/*
+ * A decided connection (dialling, through its parent, relaying, or a
+ * terminated tunnel between requests) is asked of the decision again with
+ * the name it was allowed for. A transparent one is asked of the policy's
+ * host decision for that name, not of the learned addresses again: a pair
+ * that aged out says nothing about the policy.
+ */
+void proxy_session_recheck(struct proxy_conn *c)
+{
+	const struct proxy_config *cfg = proxy_cfg(c->p);
+	struct proxy_decision d = { 0 };
+	bool decided = c->st >= PS_RESOLVE && c->st <= PS_RELAY;
+
+	if (!c->allowed || !(decided || (c->terminated && c->st == PS_THEAD)))
+		return;
+	if (c->decided[0])
+		cfg->decide(cfg->ctx, c->decided, c->decided_port, &d);
+	else if (c->transparent)
+		cfg->transparent->decide(cfg->ctx, NULL, &c->orig, &d);
+	else
+		return;
+	if (d.allow)
+		return;
+	c->allowed = false;
+	c->revoked = true;
+	set_str(c->rule, sizeof(c->rule), d.rule);
+	set_str(c->reason, sizeof(c->reason), d.reason);
+	proxy_conn_close(c, "closed: the policy no longer allows this name");
 }

@@ -11,5 +11,7 @@
 bool proxy_session_step(struct proxy_conn *c);
 /* The connection's deadline passed. */
 void proxy_session_timeout(struct proxy_conn *c);
+/* The policy changed: closes a decided connection whose name is now denied (event: policy-revoked). */
+void proxy_session_recheck(struct proxy_conn *c);
 
 #endif

@@ -90,6 +90,9 @@ static bool decide(struct proxy_conn *c, const char *name, bool http)
 		refuse(c, http, false, "denied by policy");
 		return false;
 	}
+	/* What a recheck decides again: the name, or the one the address was learned for. */
+	snprintf(c->decided, sizeof(c->decided), "%s", name ? name : d.name ? d.name : "");
+	c->decided_port = c->port;
 	/*
 	 * Through a parent the original address is not dialled (with a parent
 	 * the sandbox's DNS answers with synthesized addresses, which lead

@@ -26,6 +26,8 @@ static const struct policy *current(const struct sandbox_proxy *sp)
 void sandbox_proxy_set_policy(struct sandbox_proxy *sp, const struct policy *p)
 {
 	__atomic_store_n(&sp->policy, p, __ATOMIC_RELEASE);
+	/* Established connections to a name no longer allowed are closed on the proxy's loop. */
+	proxy_recheck(sp->proxy);
 }
 
 static void decide(void *ctx, const char *host, unsigned port, struct proxy_decision *out)
@@ -197,6 +199,8 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 {
 	struct sandbox_proxy *sp = ctx;
 	bool refused = !pe->allowed;
+	/* A connection the policy revoked was allowed, and is now closed. */
+	const char *verb = pe->closed ? "closed" : refused ? "denied" : "allowed";
 	struct log_event *ev;
 	const char *action = pe->transparent			       ? "proxy-transparent"
 			     : !strcmp(pe->protocol, "http-connect") ? "proxy-connect"
@@ -242,17 +246,20 @@ static void on_event(void *ctx, const struct proxy_event *pe)
 	/* Names only: the values are secrets of the log (log_redact.c). */
 	if (pe->credentials)
 		log_event_set_str(ev, "bpfbox.proxy.credentials", pe->credentials);
+	if (pe->closed)
+		log_event_set_str(ev, "bpfbox.proxy.closed", pe->closed);
 	if (pe->transparent)
 		log_event_message(ev, "%s %s %s:%u at %s, redirected to the proxy (%s)%s%s",
-				  refused ? "denied" : "allowed", pe->method ? pe->method : pe->transparent,
+				  verb, pe->method ? pe->method : pe->transparent,
 				  pe->host ? pe->host : "?", pe->port, pe->orig_addr ? pe->orig_addr : "?",
 				  pe->rule ? pe->rule : "malformed request", pe->error ? ": " : "",
 				  pe->error ? pe->error : "");
 	else
-		log_event_message(ev, "%s %s %s:%u via the proxy (%s)%s%s", refused ? "denied" : "allowed",
+		log_event_message(ev, "%s %s %s:%u via the proxy (%s)%s%s", verb,
 			  pe->method ? pe->method : pe->protocol, pe->host ? pe->host : "?", pe->port,
 			  pe->rule ? pe->rule : "malformed request", pe->error ? ": " : "", pe->error ? pe->error : "");
-	if (refused)
+	/* A connection the policy revoked was allowed when the command made it: no violation. */
+	if (refused && !pe->closed)
 		log_event_violation(ev);
 	log_emit(sp->log, ev);
 }

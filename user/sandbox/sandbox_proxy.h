@@ -51,8 +51,10 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 				    struct errmsg *em);
 /*
  * Live policy (issue 32): the proxy's decisions use p from now on, each
- * callback from one policy. Any thread; the caller keeps the old policy
- * until the run ends (rules and reasons of events point into it). What the
+ * callback from one policy, and the connections established to a name p
+ * no longer allows are closed on the proxy's loop (proxy_recheck), one
+ * event each. Any thread; the caller keeps the old policy until the run
+ * ends (rules and reasons of events point into it). What the
  * proxy copied at start (mitmProxy's socket, tlsTerminate's limits, the
  * SigV4 modes) is not changed by this (docs/proxy.md, "Live policy").
  */
