@@ -244,10 +244,10 @@ assert_ev "$ALOG" "e: the administrator's log has the update, source update, for
 N=$(updates "$ALOG" "$EID")
 
 t_exec as dave77 "$BPFBOX" update "$EID" --policy "$CP"
-assert_fails "e: dave cannot update carol's sandbox" test "$T_RC" -eq 0
+assert_eq 1 "$T_RC" "e: dave cannot update carol's sandbox (exit 1)"
 assert_contains "$T_OUT" 'no such sandbox of yours' "e: he is told it is none of his"
 t_exec as dave77 "$BPFBOX" update "$EID" --allow-domain dave77.test
-assert_fails "e: nor with --allow-domain" test "$T_RC" -eq 0
+assert_eq 1 "$T_RC" "e: nor with --allow-domain"
 assert_eq "$N" "$(updates "$ALOG" "$EID")" "e: dave's attempts made no update"
 assert_reads "e: carol's sandbox is as she left it (one refused)" "$EOUT" "$SRV/pub/one" "$REFUSED"
 
