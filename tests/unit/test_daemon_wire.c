@@ -35,6 +35,7 @@ static void test_exec_minimal(void **state)
 	assert_null(req.exec.argv[2]);
 	assert_false(req.exec.has_policy);
 	assert_int_equal(req.exec.fd_log, -1);
+	assert_int_equal(req.exec.fd_control, -1);
 	assert_int_equal(req.exec.kill_after_ms, -1);
 	assert_int_equal(req.exec.log_format, -1);
 	assert_int_equal(req.exec.fd_cwd, 3);
@@ -69,6 +70,7 @@ static void test_round_trip(void **state)
 	in.exec.fd_stderr = 2;
 	in.exec.fd_cwd = 3;
 	in.exec.fd_log = 4;
+	in.exec.fd_control = 5;
 	in.exec.pass[0] = (struct wire_pass_fd){ 5, 7 };
 	in.exec.n_pass = 1;
 	body = wire_request_encode(&in);
@@ -89,6 +91,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(out.exec.log_format, 1);
 	assert_int_equal(out.exec.log_level, 2);
 	assert_int_equal(out.exec.fd_log, 4);
+	assert_int_equal(out.exec.fd_control, 5);
 	assert_int_equal(out.exec.n_pass, 1);
 	assert_int_equal(out.exec.pass[0].index, 5);
 	assert_int_equal(out.exec.pass[0].target, 7);

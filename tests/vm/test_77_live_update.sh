@@ -6,7 +6,8 @@
 #      nothing; the control socket is root's alone and gone when the sandbox ends.
 #   e. the daemon's callers: carol updates her own sandbox within the administrator's policy
 #      (her wider grant is cut with the start's message, her narrowing applies); dave cannot
-#      update carol's; root's update of carol's sandbox is cut by the ceiling too.
+#      update carol's; root's update of carol's sandbox is cut by the ceiling too; carol's
+#      `exec --control-fd` through the daemon, each line cut by the ceiling.
 #   f. the administrator's policy changed and the daemon sent SIGHUP: carol's running sandbox
 #      is narrowed to it; an invalid policy is refused loudly and the one before stays (for
 #      running and new sandboxes); a ceiling the running sandbox cannot take (a field fixed
@@ -26,6 +27,7 @@ DPID='' BOX_PIDS=()
 cleanup77() {
 	local p
 	touch "$S"/stop-d "$S"/stop-e "$S"/stop-e2 2>/dev/null
+	[ -z "${E2FD-}" ] || exec {E2FD}>&- 2>/dev/null
 	for p in "${BOX_PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
@@ -257,6 +259,32 @@ assert_eq 0 "$T_RC" "e: root's update of carol's sandbox is accepted"
 assert_contains "$T_OUT" "allowRead\\[0\\] \"$SRV/secret\": inside the administrator's denyRead .*not granted" "e: and cut by the ceiling like hers"
 assert_reads "e: root's document applies (one read again)" "$EOUT" "$SRV/pub/one" '^ok$'
 assert_reads "e: the secret stays refused: root's update cannot lift the ceiling either" "$EOUT" "$SRV/secret/file" "$REFUSED"
+
+# srt's --control-fd through the daemon: the caller's descriptor, read by its worker, each line
+# cut by the ceiling as at start.
+mkfifo -m 0600 "$S/e2.ctl"
+E2OUT=$T_TMP/e2.out
+as carol77 "$BPFBOX" exec --policy "$CP" --log-file /dev/null --control-fd 3 -- python3 "$CHECK" 0.2 "$S/stop-e2" \
+	"r:$SRV/pub/one" "r:$SRV/secret/file" 3<"$S/e2.ctl" >"$E2OUT" 2>"$T_TMP/e2.err" </dev/null &
+E2BOX=$!
+BOX_PIDS+=("$E2BOX")
+exec {E2FD}>"$S/e2.ctl"
+assert_reads "e2: through the daemon with --control-fd, one is read at the start" "$E2OUT" "$SRV/pub/one" '^ok$'
+(jq -c ".filesystem.denyRead = [\"$SRV/pub/one\"]" "$CP" >&"$E2FD") 2>/dev/null
+assert_reads "e2: a control line denying one applies" "$E2OUT" "$SRV/pub/one" "$REFUSED"
+(jq -c ".filesystem.allowRead = [\"$SRV/secret\"]" "$CP" >&"$E2FD") 2>/dev/null
+assert_reads "e2: a line granting past the ceiling applies what it may (one read again)" "$E2OUT" "$SRV/pub/one" '^ok$'
+assert_reads "e2: and the ceiling holds (the secret refused)" "$E2OUT" "$SRV/secret/file" "$REFUSED"
+assert_contains "$T_TMP/e2.err" "allowRead\\[0\\] \"$SRV/secret\": inside the administrator's denyRead .*not granted" \
+	"e2: the cut is said on the caller's stderr, as at start"
+(jq -c '.network.allowAllUnixSockets = true' "$CP" >&"$E2FD") 2>/dev/null
+wait_until 20 grep -q 'Invalid config on control fd 3' "$T_TMP/e2.err"
+assert_contains "$T_TMP/e2.err" 'Invalid config on control fd 3: ignored, previous config still in force' \
+	"e2: a field fixed while it runs is refused with srt's message"
+touch "$S/stop-e2"
+exec {E2FD}>&-
+wait_exit "$E2BOX"
+assert_eq 0 "$BOX_RC" "e2: the sandbox exits 0"
 
 # ------------------------------------------------------------------------------------------
 # f. the administrator's policy reloaded

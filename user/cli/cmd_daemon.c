@@ -176,6 +176,11 @@ static int exec_argv(const struct daemon_run *r, char **argv, int *pass_sources)
 		argv[argc++] = "--log-fd";
 		argv[argc++] = fmt_arg("%lld", r->fds[x->fd_log]);
 	}
+	if (x->fd_control >= 0) {
+		/* The caller's descriptor, received here: srt's control channel, read by this worker. */
+		argv[argc++] = "--control-fd";
+		argv[argc++] = fmt_arg("%lld", r->fds[x->fd_control]);
+	}
 	if (x->log_format >= 0) {
 		argv[argc++] = "--log-format";
 		argv[argc++] = (char *)formats[x->log_format];

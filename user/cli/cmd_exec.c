@@ -382,10 +382,6 @@ static int client_opts_from(const struct exec_opts *o, struct exec_client_opts *
 			"(uid %u)\n", (unsigned)getuid());
 		return -EPERM;
 	}
-	if (o->control_fd >= 0) {
-		fprintf(stderr, "bpfbox: --control-fd is for root for now: through the daemon, use bpfbox update\n");
-		return -EINVAL;
-	}
 	if (o->ceiling) {
 		fprintf(stderr, "bpfbox: --ceiling is for root: through the daemon the administrator's policy "
 			"is always the ceiling\n");
@@ -408,6 +404,7 @@ static int client_opts_from(const struct exec_opts *o, struct exec_client_opts *
 		.kill_after_ms = o->kill_after_ms,
 		.pass_fds = o->pass_fds,
 		.n_pass_fds = o->n_pass_fds,
+		.control_fd = o->control_fd,
 		.argv = o->argv,
 	};
 	return 0;

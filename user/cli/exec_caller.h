@@ -53,6 +53,7 @@ struct exec_client_opts {
 	long long kill_after_ms;
 	const int *pass_fds;
 	size_t n_pass_fds;
+	int control_fd; /* --control-fd: passed to the daemon, read by its worker (-1: none) */
 	char **argv;
 };
 

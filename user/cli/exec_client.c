@@ -317,6 +317,11 @@ static int fill_request(struct wire_exec *x, const struct exec_client_opts *o, i
 	x->fd_cwd = n_fds;
 	fds[n_fds++] = cwd_fd;
 	x->fd_log = -1;
+	x->fd_control = -1;
+	if (o->control_fd >= 0) {
+		x->fd_control = n_fds;
+		fds[n_fds++] = o->control_fd;
+	}
 	if (log_fd >= 0 || o->log_fd >= 0) {
 		x->fd_log = n_fds;
 		fds[n_fds++] = log_fd >= 0 ? log_fd : o->log_fd;

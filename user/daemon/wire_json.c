@@ -159,7 +159,7 @@ static int decode_pass(const cJSON *root, size_t n_fds, struct wire_exec *x, str
 
 static int decode_exec(const cJSON *root, size_t n_fds, struct wire_exec *x, struct errmsg *em)
 {
-	static const char *const fd_keys[] = { "stdin", "stdout", "stderr", "cwd", "log", NULL };
+	static const char *const fd_keys[] = { "stdin", "stdout", "stderr", "cwd", "log", "control", NULL };
 	static const char *const pol_keys[] = { "name", "content", NULL };
 	const cJSON *fds = cJSON_GetObjectItemCaseSensitive(root, "fds");
 	const cJSON *pol = cJSON_GetObjectItemCaseSensitive(root, "policy");
@@ -238,6 +238,8 @@ static int decode_exec(const cJSON *root, size_t n_fds, struct wire_exec *x, str
 	if (!err)
 		err = get_fd_index(fds, "log", n_fds, false, &x->fd_log, em);
 	if (!err)
+		err = get_fd_index(fds, "control", n_fds, false, &x->fd_control, em);
+	if (!err)
 		err = decode_pass(root, n_fds, x, em);
 	return err;
 }
@@ -308,6 +310,7 @@ int wire_request_decode(const char *json, size_t len, size_t n_fds, struct wire_
 
 	memset(req, 0, sizeof(*req));
 	req->exec.fd_log = -1;
+	req->exec.fd_control = -1;
 	if (n_fds > WIRE_MAX_FDS)
 		return errmsg_set(em, -E2BIG, "more than %d descriptors", WIRE_MAX_FDS);
 	root = cJSON_ParseWithLength(json, len);
@@ -425,6 +428,8 @@ char *wire_request_encode(const struct wire_request *req)
 	     cJSON_AddNumberToObject(fds, "stderr", x->fd_stderr) && cJSON_AddNumberToObject(fds, "cwd", x->fd_cwd);
 	if (ok && x->fd_log >= 0)
 		ok = cJSON_AddNumberToObject(fds, "log", x->fd_log) != NULL;
+	if (ok && x->fd_control >= 0)
+		ok = cJSON_AddNumberToObject(fds, "control", x->fd_control) != NULL;
 	if (ok && x->n_pass) {
 		pass = cJSON_AddArrayToObject(root, "pass");
 		for (size_t i = 0; pass && ok && i < x->n_pass; i++) {
