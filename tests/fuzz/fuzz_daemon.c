@@ -35,7 +35,8 @@ static void same_request(const struct wire_request *a, const struct wire_request
 			   !memcmp(a->exec.policy_json, b->exec.policy_json, a->exec.policy_len));
 	FUZZ_CHECK(a->exec.fd_stdin == b->exec.fd_stdin && a->exec.fd_stdout == b->exec.fd_stdout &&
 		   a->exec.fd_stderr == b->exec.fd_stderr && a->exec.fd_cwd == b->exec.fd_cwd &&
-		   a->exec.fd_log == b->exec.fd_log && a->exec.fd_control == b->exec.fd_control);
+		   a->exec.fd_log == b->exec.fd_log && a->exec.fd_control == b->exec.fd_control &&
+		   a->exec.control_fd_number == b->exec.control_fd_number);
 	FUZZ_CHECK(a->exec.n_pass == b->exec.n_pass);
 	for (size_t i = 0; i < a->exec.n_pass; i++)
 		FUZZ_CHECK(a->exec.pass[i].index == b->exec.pass[i].index &&

@@ -36,6 +36,7 @@ static void test_exec_minimal(void **state)
 	assert_false(req.exec.has_policy);
 	assert_int_equal(req.exec.fd_log, -1);
 	assert_int_equal(req.exec.fd_control, -1);
+	assert_int_equal(req.exec.control_fd_number, -1);
 	assert_int_equal(req.exec.kill_after_ms, -1);
 	assert_int_equal(req.exec.log_format, -1);
 	assert_int_equal(req.exec.fd_cwd, 3);
@@ -71,6 +72,7 @@ static void test_round_trip(void **state)
 	in.exec.fd_cwd = 3;
 	in.exec.fd_log = 4;
 	in.exec.fd_control = 5;
+	in.exec.control_fd_number = 3;
 	in.exec.pass[0] = (struct wire_pass_fd){ 5, 7 };
 	in.exec.n_pass = 1;
 	body = wire_request_encode(&in);
@@ -92,6 +94,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(out.exec.log_level, 2);
 	assert_int_equal(out.exec.fd_log, 4);
 	assert_int_equal(out.exec.fd_control, 5);
+	assert_int_equal(out.exec.control_fd_number, 3);
 	assert_int_equal(out.exec.n_pass, 1);
 	assert_int_equal(out.exec.pass[0].index, 5);
 	assert_int_equal(out.exec.pass[0].target, 7);
@@ -154,6 +157,11 @@ static const struct {
 	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"],\"pass\":[{\"fd\":4,\"as\":5},{\"fd\":4,\"as\":5}]," FDS4 "}", 5,
 	  -EINVAL, "pass[1].as: 5 given twice" },
 	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"]," FDS4 "}", WIRE_MAX_FDS + 1, -E2BIG, "descriptors" },
+	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"],\"control_fd_number\":3," FDS4 "}", 4, -EINVAL,
+	  "control_fd_number: given without fds.control" },
+	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"],\"control_fd_number\":2,"
+	  "\"fds\":{\"stdin\":0,\"stdout\":1,\"stderr\":2,\"cwd\":3,\"control\":4}}", 5, -EINVAL,
+	  "control_fd_number: expected a whole number from 3" },
 	/* Found by the fuzzer: a number past long long's range was converted before the range check. */
 	{ "{\"v\":1.55556e+88,\"op\":\"ps\"}", 0, -EINVAL, "v: expected a whole number" },
 	{ "{\"v\":1,\"op\":\"exec\",\"argv\":[\"a\"],\"timeout_ms\":-1e300," FDS4 "}", 4, -EINVAL, "timeout_ms" },

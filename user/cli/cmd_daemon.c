@@ -230,6 +230,7 @@ static int run_for_caller(void *ctx, const struct daemon_run *r)
 		.admin_log_path = o->log_file,
 		.admin_log_fd = o->log_fd,
 		.control_fd = r->conn,
+		.control_fd_shown = x->control_fd_number,
 		.tty = x->tty,
 		.pass_sources = pass_sources,
 		.quota = &o->quota,

@@ -33,6 +33,7 @@ struct exec_caller {
 	const char *admin_log_path; /* the administrator's log, or admin_log_fd */
 	int admin_log_fd;
 	int control_fd; /* the connection: control frames in, the exit status out */
+	int control_fd_shown; /* --control-fd's number in the caller, for messages (-1: none) */
 	bool tty; /* stdin is the caller's pty: a session of its own, with it as the terminal */
 	const int *pass_sources; /* where each --pass-fd target comes from */
 	const struct quota_limits *quota; /* the daemon's shares of the host-wide maps (bpfbox daemon --quota) */

@@ -320,6 +320,7 @@ static int fill_request(struct wire_exec *x, const struct exec_client_opts *o, i
 	x->fd_control = -1;
 	if (o->control_fd >= 0) {
 		x->fd_control = n_fds;
+		x->control_fd_number = o->control_fd;
 		fds[n_fds++] = o->control_fd;
 	}
 	if (log_fd >= 0 || o->log_fd >= 0) {

@@ -284,6 +284,7 @@ int live_control_init(struct live_control *c, int fd, cJSON *doc)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->shown_fd = fd;
 	c->doc = doc;
 	/* Without a descriptor the document alone serves (bpfbox update's requests). */
 	return fd < 0 ? 0 : live_lines_init(&c->lines);
@@ -299,7 +300,7 @@ void live_control_free(struct live_control *c)
 /* srt's message for a refused line, then bpfbox's reason on a line of its own. */
 static void refuse_line(const struct live_control *c, const char *why)
 {
-	fprintf(stderr, "Invalid config on control fd %d: ignored, previous config still in force\n", c->fd);
+	fprintf(stderr, "Invalid config on control fd %d: ignored, previous config still in force\n", c->shown_fd);
 	fprintf(stderr, "bpfbox: %s\n", why);
 }
 
@@ -342,7 +343,7 @@ int live_control_read(void *ctx, int fd)
 	int r = live_lines_fill(&c->lines, fd);
 
 	if (r && r != -EAGAIN) {
-		fprintf(stderr, "bpfbox: control fd %d: %s; no longer read\n", fd, strerror(-r));
+		fprintf(stderr, "bpfbox: control fd %d: %s; no longer read\n", c->shown_fd, strerror(-r));
 		return 1;
 	}
 	while ((r = live_lines_next(&c->lines, &line)) != 0) {

@@ -68,6 +68,7 @@ cJSON *live_doc_read(const char *path);
  */
 struct live_control {
 	int fd;
+	int shown_fd; /* the number the caller gave (a daemon's worker receives it as another) */
 	struct live_lines lines;
 	cJSON *doc; /* the document in force: every line is compared with it */
 	int (*apply)(void *ctx, const char *text, size_t len, struct errmsg *em);

@@ -377,6 +377,8 @@ int live_policy_start(struct live_policy *lp, struct sandbox_run *run, const str
 	err = live_control_init(&lp->ctl, control_fd, doc);
 	if (err)
 		return errmsg_set(em, err, "out of memory");
+	if (caller && caller->control_fd_shown >= 3)
+		lp->ctl.shown_fd = caller->control_fd_shown;
 	lp->ctl.apply = apply_line;
 	lp->ctl.apply_ctx = lp;
 	lp->listen_fd = run_control_listen(run->id, em);

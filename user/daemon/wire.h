@@ -72,6 +72,7 @@ struct wire_exec {
 	int fd_stdin, fd_stdout, fd_stderr, fd_cwd; /* indexes, all required */
 	int fd_log; /* index of the caller's --log-file, or -1 */
 	int fd_control; /* index of the caller's --control-fd descriptor, or -1 */
+	int control_fd_number; /* that descriptor's number in the caller, for messages (-1: none) */
 	struct wire_pass_fd pass[WIRE_MAX_PASS];
 	size_t n_pass;
 };

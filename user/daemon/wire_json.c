@@ -157,6 +157,20 @@ static int decode_pass(const cJSON *root, size_t n_fds, struct wire_exec *x, str
 	return 0;
 }
 
+/* control_fd_number: the caller's own number for fds.control, which srt's messages name. */
+static int decode_control_number(const cJSON *root, struct wire_exec *x, struct errmsg *em)
+{
+	long long n = -1;
+	int err = get_int(root, "", "control_fd_number", 3, INT32_MAX, &n, em);
+
+	if (err)
+		return err;
+	if (n >= 0 && x->fd_control < 0)
+		return errmsg_set(em, -EINVAL, "control_fd_number: given without fds.control");
+	x->control_fd_number = (int)n;
+	return 0;
+}
+
 static int decode_exec(const cJSON *root, size_t n_fds, struct wire_exec *x, struct errmsg *em)
 {
 	static const char *const fd_keys[] = { "stdin", "stdout", "stderr", "cwd", "log", "control", NULL };
@@ -240,6 +254,8 @@ static int decode_exec(const cJSON *root, size_t n_fds, struct wire_exec *x, str
 	if (!err)
 		err = get_fd_index(fds, "control", n_fds, false, &x->fd_control, em);
 	if (!err)
+		err = decode_control_number(root, x, em);
+	if (!err)
 		err = decode_pass(root, n_fds, x, em);
 	return err;
 }
@@ -300,7 +316,7 @@ int wire_request_decode(const char *json, size_t len, size_t n_fds, struct wire_
 {
 	static const char *const exec_keys[] = { "v", "op", "argv", "env", "policy", "cwd", "strict", "audit",
 						 "tty", "timeout_ms", "kill_after_ms", "log_format", "log_level",
-						 "fds", "pass", NULL };
+						 "fds", "pass", "control_fd_number", NULL };
 	static const char *const ps_keys[] = { "v", "op", "json", NULL };
 	static const char *const stop_keys[] = { "v", "op", "id", NULL };
 	cJSON *root;
@@ -311,6 +327,7 @@ int wire_request_decode(const char *json, size_t len, size_t n_fds, struct wire_
 	memset(req, 0, sizeof(*req));
 	req->exec.fd_log = -1;
 	req->exec.fd_control = -1;
+	req->exec.control_fd_number = -1;
 	if (n_fds > WIRE_MAX_FDS)
 		return errmsg_set(em, -E2BIG, "more than %d descriptors", WIRE_MAX_FDS);
 	root = cJSON_ParseWithLength(json, len);
@@ -430,6 +447,8 @@ char *wire_request_encode(const struct wire_request *req)
 		ok = cJSON_AddNumberToObject(fds, "log", x->fd_log) != NULL;
 	if (ok && x->fd_control >= 0)
 		ok = cJSON_AddNumberToObject(fds, "control", x->fd_control) != NULL;
+	if (ok && x->fd_control >= 0 && x->control_fd_number >= 3)
+		ok = cJSON_AddNumberToObject(root, "control_fd_number", x->control_fd_number) != NULL;
 	if (ok && x->n_pass) {
 		pass = cJSON_AddArrayToObject(root, "pass");
 		for (size_t i = 0; pass && ok && i < x->n_pass; i++) {
