@@ -182,6 +182,12 @@ static void fixed_fields(void **state)
 		    "network.tlsTerminate");
 	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "{}", "network.tlsTerminate");
 	check_fixed("{}", "{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "network.tlsTerminate");
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"extraCaCertPaths\":[\"/ca\"]}}}", "{\"network\":{}}",
+		    "network.tlsTerminate");
+	check_fixed("{}", "{\"network\":{\"tlsTerminate\":{\"caCertPath\":\"/a\"}}}", "network.tlsTerminate");
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"extraCaCertPaths\":[\"/a\"]}}}",
+		    "{\"network\":{\"tlsTerminate\":{\"extraCaCertPaths\":[\"/b\"]}}}",
+		    "network.tlsTerminate.extraCaCertPaths");
 	check_fixed("{\"credentials\":{\"sigv4\":{},\"envVars\":[]}}", "{\"credentials\":{\"sigv4\":{}}}",
 		    "credentials.envVars");
 	check_fixed("{\"network\":{\"allowAllUnixSockets\":false}}",

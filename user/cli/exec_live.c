@@ -145,13 +145,22 @@ static cJSON *fixed_part(const cJSON *doc)
 	return copy;
 }
 
-/* A section only one side has is named by its first field (network.allowAllUnixSockets). */
+/*
+ * A section only one side has is named by its first field
+ * (network.allowAllUnixSockets); tlsTerminate by itself, as its presence is
+ * the setting (termination on or off).
+ */
 static void first_member(const cJSON *o, char *path, size_t size)
 {
 	size_t len = strlen(path);
 
-	for (; cJSON_IsObject(o) && o->child; o = o->child, len = strlen(path))
+	if (o && o->string && !strcmp(o->string, "tlsTerminate"))
+		return;
+	for (; cJSON_IsObject(o) && o->child; o = o->child, len = strlen(path)) {
 		snprintf(path + len, size - len, ".%s", o->child->string);
+		if (!strcmp(o->child->string, "tlsTerminate"))
+			return;
+	}
 }
 
 /* Names the first member where a and b differ (a's order, then members only b has). */
