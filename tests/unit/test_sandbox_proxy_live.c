@@ -192,11 +192,11 @@ static char *mitm_doc(const char *path)
 /* Off at the start, turned on live, moved to another socket and back: each new request goes where the policy says. */
 static void mitm_follows_swap(void **state)
 {
-	char dir[] = "/tmp/bpfbox-test-mitm-live-XXXXXX", out[1024], *da, *db;
+	char dir[] = "/tmp/bpfbox-test-mitm-live-XXXXXX", out[1024], *da, *db, *dc;
 	struct mitm m1 = { 0 }, m2 = { 0 };
 	struct sandbox_proxy sp;
 	struct errmsg em = { "" };
-	struct policy *off, *a, *b;
+	struct policy *off, *a, *b, *c;
 
 	assert_non_null(mkdtemp(dir));
 	mitm_start(&m1, dir, "m-one");
@@ -221,6 +221,13 @@ static void mitm_follows_swap(void **state)
 	assert_non_null(strstr(out, "m-one"));
 	assert_int_equal(atomic_load(&m1.requests), 2);
 	assert_int_equal(atomic_load(&m2.requests), 1);
+	/* Set without being prepared (a caller's bug): the routed name fails closed, never dialled directly. */
+	snprintf(out, sizeof(out), "%s/m-three.sock", dir);
+	dc = mitm_doc(out);
+	c = load(dc);
+	sandbox_proxy_set_policy(&sp, c);
+	get_m(&sp, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 502 "));
 
 	sandbox_proxy_stop(&sp);
 	mitm_stop(&m1);
@@ -229,8 +236,10 @@ static void mitm_follows_swap(void **state)
 	policy_free(off);
 	policy_free(a);
 	policy_free(b);
+	policy_free(c);
 	free(da);
 	free(db);
+	free(dc);
 }
 
 /* ---- tlsTerminate's bounds: held tunnels (handshake not begun), a new one after each swap ---- */

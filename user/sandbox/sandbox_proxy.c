@@ -190,27 +190,30 @@ static const struct proxy_cred *cred_setup(struct sandbox_proxy *sp, const struc
 }
 
 /*
- * mitmProxy's socket for one policy, as a parent the proxy dials. Added by
- * sandbox_proxy_prepare before that policy is in force and kept until the
- * proxy stops: a connection holds its parent for its whole life.
+ * A mitmProxy socket, as a parent the proxy dials. Added by
+ * sandbox_proxy_prepare before a policy naming it is in force, one per
+ * socket path however many policies name it, and kept until the proxy
+ * stops: a connection holds its parent for its whole life.
  */
 struct sandbox_mitm {
-	const struct policy *policy;
 	struct proxy_parent parent;
 	char shown[sizeof("unix:") + sizeof(((struct sockaddr_un *)0)->sun_path)];	/* "unix:PATH" in events */
 	struct sandbox_mitm *next;
 };
 
-static struct sandbox_mitm *mitm_of(const struct sandbox_proxy *sp, const struct policy *p)
+/* A policy in force whose socket was not prepared: no address, so its names fail to connect (closed). */
+static const struct proxy_parent mitm_unprepared = { .kind = PROXY_PARENT_HTTP, .shown = "unix:(not prepared)" };
+
+static struct sandbox_mitm *mitm_of(const struct sandbox_proxy *sp, const char *path)
 {
 	struct sandbox_mitm *m = __atomic_load_n(&sp->mitms, __ATOMIC_ACQUIRE);
 
-	while (m && m->policy != p)
+	while (m && strcmp(((const struct sockaddr_un *)&m->parent.addrs[0])->sun_path, path))
 		m = m->next;
 	return m;
 }
 
-/* The policy in force routes the name to its mitmProxy: that policy's socket. */
+/* The policy in force routes the name to its mitmProxy: that socket. */
 static const struct proxy_parent *mitm_route(void *ctx, const char *host, unsigned port)
 {
 	struct sandbox_proxy *sp = ctx;
@@ -219,8 +222,8 @@ static const struct proxy_parent *mitm_route(void *ctx, const char *host, unsign
 
 	if (!policy_mitm_routes(p, host, port))
 		return NULL;
-	m = mitm_of(sp, p);
-	return m ? &m->parent : NULL;
+	m = mitm_of(sp, p->mitm.socket_path);
+	return m ? &m->parent : &mitm_unprepared;
 }
 
 int sandbox_proxy_prepare(struct sandbox_proxy *sp, const struct policy *p, struct errmsg *em)
@@ -228,7 +231,7 @@ int sandbox_proxy_prepare(struct sandbox_proxy *sp, const struct policy *p, stru
 	struct sockaddr_un *un;
 	struct sandbox_mitm *m;
 
-	if (!p->mitm.enabled || mitm_of(sp, p))
+	if (!p->mitm.enabled || mitm_of(sp, p->mitm.socket_path))
 		return 0;
 	/* The same words as the settings file naming both (policy_tls.c). */
 	if (sp->tls)
@@ -245,7 +248,6 @@ int sandbox_proxy_prepare(struct sandbox_proxy *sp, const struct policy *p, stru
 	m->parent.kind = PROXY_PARENT_HTTP;
 	snprintf(m->shown, sizeof(m->shown), "unix:%s", p->mitm.socket_path);
 	m->parent.shown = m->shown;
-	m->policy = p;
 	m->next = sp->mitms;
 	/* Whole before the loop can find it (acquire in mitm_of). */
 	__atomic_store_n(&sp->mitms, m, __ATOMIC_RELEASE);

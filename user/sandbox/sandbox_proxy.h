@@ -32,9 +32,9 @@ struct sandbox_proxy {
 	struct proxy_parent parent;
 	char authorization[720];
 	/*
-	 * network.mitmProxy: its socket as a parent, one per policy that has
-	 * one (newest first), kept until the proxy stops; with tls, none
-	 * (exclusive, sandbox_proxy_prepare)
+	 * network.mitmProxy: its sockets as parents, one per path any policy
+	 * in force named (newest first), kept until the proxy stops; with
+	 * tls, none (exclusive, sandbox_proxy_prepare)
 	 */
 	struct sandbox_mitm *mitms;
 	bool tls;
