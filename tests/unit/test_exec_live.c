@@ -167,12 +167,29 @@ static void fixed_fields(void **state)
 		    "{\"filesystem\":{\"allowWrite\":[\".\"]}}", NULL);
 	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}",
 		    "{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3,\"excludeDomains\":[\"x.com\"]}}}", NULL);
-	/* srt changes these live; the proxy does not follow them yet, so they are refused by name. */
+	/* srt changes these live, and the proxy follows them (the policy in force, each new connection). */
 	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}",
-		    "{\"network\":{\"tlsTerminate\":{\"maxTunnels\":4}}}", "network.tlsTerminate.maxTunnels");
-	check_fixed("{\"credentials\":{\"sigv4\":{}}}", "{\"credentials\":{}}", "credentials.sigv4");
+		    "{\"network\":{\"tlsTerminate\":{\"maxTunnels\":4}}}", NULL);
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3,\"handshakeTimeoutMs\":500}}}",
+		    "{\"network\":{\"tlsTerminate\":{}}}", NULL);
+	check_fixed("{\"credentials\":{\"sigv4\":{}}}", "{\"credentials\":{}}", NULL);
+	check_fixed("{\"credentials\":{\"sigv4\":{\"streaming\":\"deny\"}}}", "{}", NULL);
 	check_fixed("{\"network\":{\"mitmProxy\":{\"socketPath\":\"/a\"}}}",
-		    "{\"network\":{\"mitmProxy\":{\"socketPath\":\"/b\"}}}", "network.mitmProxy.socketPath");
+		    "{\"network\":{\"mitmProxy\":{\"socketPath\":\"/b\"}}}", NULL);
+	check_fixed("{}", "{\"network\":{\"mitmProxy\":{\"socketPath\":\"/a\",\"domains\":[\"x.com\"]}}}", NULL);
+	/* Termination itself, and its CA, stay fixed (srt's too): named. */
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "{\"network\":{\"maxTunnels\":3}}",
+		    "network.tlsTerminate");
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "{}", "network.tlsTerminate");
+	check_fixed("{}", "{\"network\":{\"tlsTerminate\":{\"maxTunnels\":3}}}", "network.tlsTerminate");
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"extraCaCertPaths\":[\"/ca\"]}}}", "{\"network\":{}}",
+		    "network.tlsTerminate");
+	check_fixed("{}", "{\"network\":{\"tlsTerminate\":{\"caCertPath\":\"/a\"}}}", "network.tlsTerminate");
+	check_fixed("{\"network\":{\"tlsTerminate\":{\"extraCaCertPaths\":[\"/a\"]}}}",
+		    "{\"network\":{\"tlsTerminate\":{\"extraCaCertPaths\":[\"/b\"]}}}",
+		    "network.tlsTerminate.extraCaCertPaths");
+	check_fixed("{\"credentials\":{\"sigv4\":{},\"envVars\":[]}}", "{\"credentials\":{\"sigv4\":{}}}",
+		    "credentials.envVars");
 	check_fixed("{\"network\":{\"allowAllUnixSockets\":false}}",
 		    "{\"network\":{\"allowAllUnixSockets\":true,\"allowedDomains\":[]}}",
 		    "network.allowAllUnixSockets");

@@ -334,9 +334,11 @@ static void *mitm_main(void *arg)
 	return NULL;
 }
 
-static bool routes_mitm_test(void *ctx, const char *host, unsigned port)
+static struct proxy_parent mitm_parent = { .kind = PROXY_PARENT_HTTP, .naddrs = 1, .shown = "unix:test" };
+
+static const struct proxy_parent *routes_mitm_test(void *ctx, const char *host, unsigned port)
 {
-	return !strcmp(host, "mitm.test");
+	return !strcmp(host, "mitm.test") ? &mitm_parent : NULL;
 }
 
 static void test_mitm_unix(void **state)
@@ -344,10 +346,9 @@ static void test_mitm_unix(void **state)
 	struct fake_mitm f = { 0 };
 	char dir[] = "/tmp/bpfbox-test-mitm-XXXXXX";
 	struct sockaddr_un *un;
-	struct proxy_parent mitm = { .kind = PROXY_PARENT_HTTP, .naddrs = 1, .shown = "unix:test" };
+	struct proxy_parent *mitm = &mitm_parent;
 	struct addr_guard g;
-	struct proxy_config cfg = { .decide = decide_all, .guard = &g, .mitm = &mitm,
-				    .mitm_routes = routes_mitm_test, .idle_timeout_ms = 3000 };
+	struct proxy_config cfg = { .decide = decide_all, .guard = &g, .mitm = routes_mitm_test, .idle_timeout_ms = 3000 };
 	struct proxy *p;
 	unsigned short port;
 	char buf[256] = { 0 };
@@ -358,7 +359,7 @@ static void test_mitm_unix(void **state)
 	int fd;
 
 	assert_non_null(mkdtemp(dir));
-	un = (struct sockaddr_un *)&mitm.addrs[0];
+	un = (struct sockaddr_un *)&mitm->addrs[0];
 	un->sun_family = AF_UNIX;
 	snprintf(un->sun_path, sizeof(un->sun_path), "%s/mitm.sock", dir);
 	f.lfd = socket(AF_UNIX, SOCK_STREAM, 0);

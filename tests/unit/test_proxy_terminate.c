@@ -63,6 +63,7 @@ struct fixture {
 	struct proxy_cred pcred;
 	struct cred_sigv4_pair aws;
 	size_t aws_secret;
+	int sigv4_streaming;		/* what a live policy says now (sigv4_live) */
 	struct tls_leaf_cache *leaves;
 	SSL_CTX *upstream_ctx;
 	struct proxy_tls tls;
@@ -255,6 +256,14 @@ static void cred_select(void *ctx, const char *host, bool plaintext, bool *selec
 		select[i] = !plaintext && !strcmp(host, "up.test");
 }
 
+/* credentials.sigv4 as a live policy has it when the request comes (the sandbox asks its policy in force). */
+static void sigv4_live(void *ctx, struct cred_sigv4_policy *out)
+{
+	struct fixture *f = ctx;
+
+	out->streaming = (enum cred_sigv4_shape_policy)__atomic_load_n(&f->sigv4_streaming, __ATOMIC_ACQUIRE);
+}
+
 static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 {
 	/* The refusing fixture also asks Host to match on plain HTTP. */
@@ -287,7 +296,8 @@ static int start(struct fixture *f, bool refuse_opaque, unsigned max_tunnels)
 					   .real_secret = { SECRET_REAL, strlen(SECRET_REAL) } };
 	f->aws_secret = 3;
 	f->pcred = (struct proxy_cred){ .table = f->creds, .n_pairs = N_PAIRS, .select = cred_select,
-					.aws = &f->aws, .aws_secret = &f->aws_secret, .n_aws = 1 };
+					.aws = &f->aws, .aws_secret = &f->aws_secret, .n_aws = 1,
+					.sigv4_modes = sigv4_live };
 	return proxy_start(&cfg, &f->proxy, &f->port);
 }
 
@@ -904,6 +914,26 @@ static void test_sigv4_streaming_refused(void **state)
 	assert_false(server_saw(f, "/bucket/stream"));
 }
 
+/* The same request after a live policy let streaming through: the next one passes, the server reads it. */
+static void test_sigv4_modes_follow_live(void **state)
+{
+	struct fixture *f = *state;
+	static const char fmt[] = "GET /bucket/live HTTP/1.1\r\nHost: up.test:%u\r\n"
+				  "x-amz-date: 20261204T120000Z\r\n"
+				  "x-amz-content-sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD\r\n"
+				  "%s\r\n\r\n";
+	char head[4096], out[2048];
+
+	sign_as_client(fmt, f->up_port, "", head, sizeof(head));
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 403 "));
+	assert_false(server_saw(f, "/bucket/live"));
+	__atomic_store_n(&f->sigv4_streaming, CRED_SIGV4_POLICY_PASSTHROUGH, __ATOMIC_RELEASE);
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_null(strstr(out, "X-Proxy-Error"));
+	assert_true(server_saw(f, "/bucket/live"));
+}
+
 static void test_max_tunnels(void **state)
 {
 	struct fixture *f = *state;
@@ -1237,6 +1267,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sigv4_resigned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigv4_streaming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigv4_signed_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigv4_modes_follow_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_and_absolute_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_upstream_name_is_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_upstream_is_502, setup_untrusted, teardown),

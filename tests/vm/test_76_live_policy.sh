@@ -6,7 +6,11 @@
 #   b. a domain allowed mid-session works on the next request; a revoked one is refused (403),
 #      and a CONNECT tunnel open to it is closed (an event says policy-revoked), while the
 #      tunnel open to the domain kept goes on.
+#      mitmProxy turned on live sends the next requests to its socket; turned off, direct again.
 #   c. invalid lines (bad JSON, an unknown key, a field that cannot change live) change nothing.
+#   e. tlsTerminate's maxTunnels lowered live: the terminated tunnels held stay open, a new one is
+#      refused (503 too-many-tunnels); raised again, new ones open. Turning tlsTerminate off,
+#      or adding mitmProxy beside it, is refused by name.
 #   g. 1,000 updates in a row while a checker hammers a path both policies deny (never read)
 #      and one both allow (never refused); afterwards nothing of the sandbox is left.
 # Not yet here (issue 32 stays open): `bpfbox update`, the daemon's callers and its ceiling
@@ -26,7 +30,7 @@ chmod 0755 "$S"
 BOX_PIDS=() BOX_CFD='' DPID=''
 live_cleanup() {
 	local p
-	for p in a b d g carol dave; do
+	for p in a b d e g carol dave; do
 		touch "$S/stop-$p"
 	done
 	for p in "${BOX_PIDS[@]}"; do
@@ -46,13 +50,17 @@ REFUSED='^(EACCES|EPERM)$'
 # "ITERATION OP ARG RESULT". Ops: r (open ARG and read it), w (append a line to ARG),
 # g (GET the URL ARG through the sandbox's proxy: the status), t (HOST:PORT: a CONNECT tunnel
 # through the proxy kept open, one HTTP request on it each time: the status, "closed" when
-# it ends, "refused-NNN" when a new CONNECT is refused). RESULT is "ok", an errno name or a
-# status. It stops when STOP exists (or after 280 s).
+# it ends, "refused-NNN" when a new CONNECT is refused), s (HOST:PORT/K, the K-th tunnel the
+# proxy terminates, its handshake done and held without a request, as the proxy answers one
+# request per connection: "open" while it is, then "closed"), n (HOST:PORT: a new terminated
+# tunnel each time, one request, closed: the status; a refusal adds its X-Proxy-Error,
+# "refused-503-too-many-tunnels"). RESULT is "ok", an errno name or a status. It stops when
+# STOP exists (or after 280 s).
 # "hammer STOP DENIED ALLOWED": opens both as fast as it can until STOP exists; prints a
 # VIOLATION line at once for a read of DENIED that succeeds or of ALLOWED that fails (the
 # first 20 of each), and a summary with the counts at the end.
 cat >"$S/checker.py" <<'PY'
-import errno, os, socket, sys, time, urllib.error, urllib.request
+import errno, os, socket, ssl, sys, time, urllib.error, urllib.request
 
 
 def result(e):
@@ -89,24 +97,42 @@ def hammer(stop, denied, allowed):
 
 
 class Tunnel:
-    def __init__(self, target):
-        self.host, self.port = target.rsplit(":", 1)
+    def __init__(self, target, tls=False):
+        self.host, self.port = target.split("/", 1)[0].rsplit(":", 1)
+        self.tls = tls
         self.s = None
         self.n = 0
+
+    def refused(self, head, status):
+        why = "refused-" + status
+        for line in head.split(b"\r\n"):
+            k, _, v = line.partition(b":")
+            if self.tls and k.strip().lower() == b"x-proxy-error":
+                why += "-" + v.strip().decode()
+        return why
 
     def open(self):
         proxy = os.environ["HTTP_PROXY"].split("://", 1)[-1].rstrip("/")
         phost, _, pport = proxy.rpartition(":")
-        s = socket.create_connection((phost, int(pport)), timeout=5)
+        # A terminated tunnel's handshakes are slow under TCG.
+        s = socket.create_connection((phost, int(pport)), timeout=20 if self.tls else 5)
         t = ("%s:%s" % (self.host, self.port)).encode()
         s.sendall(b"CONNECT " + t + b" HTTP/1.1\r\nHost: " + t + b"\r\n\r\n")
         head = self.head(s)
         status = head.split(b" ", 2)[1].decode() if head.count(b" ") else "?"
         if status != "200":
             s.close()
-            return "refused-" + status
+            return self.refused(head, status)
+        if self.tls:
+            # The sandbox's CA is in SSL_CERT_FILE, which the default context reads.
+            s = ssl.create_default_context().wrap_socket(s, server_hostname=self.host)
         self.s = s
         return None
+
+    def close(self):
+        if self.s is not None:
+            self.s.close()
+            self.s = None
 
     @staticmethod
     def head(s):
@@ -148,6 +174,32 @@ class Tunnel:
             return "closed"
 
 
+class Held:
+    def __init__(self, target):
+        self.t = Tunnel(target, True)
+        self.state = None
+
+    def step(self):
+        if self.state is None:
+            try:
+                self.state = self.t.open() or "open"
+            except OSError as e:
+                self.state = "connect-" + result(e)
+            if self.state == "open":
+                self.t.s.setblocking(False)
+            return self.state
+        if self.state != "open":
+            return self.state
+        try:
+            if not self.t.s.recv(1):
+                self.state = "closed"
+        except (ssl.SSLWantReadError, BlockingIOError):
+            pass  # nothing to read: still open (a session ticket is no data)
+        except OSError:
+            self.state = "closed"
+        return self.state
+
+
 def get(url):
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
@@ -180,6 +232,12 @@ def main():
                     res = "ok"
                 elif op == "g":
                     res = get(arg)
+                elif op == "n":
+                    t = Tunnel(arg, True)
+                    res = t.step()
+                    t.close()
+                elif op == "s":
+                    res = tunnels.setdefault(arg, Held(arg)).step()
                 else:
                     res = tunnels.setdefault(arg, Tunnel(arg)).step()
             except OSError as e:
@@ -382,7 +440,45 @@ assert_succeeds "HTTP serves in the namespace (keep-alive, requests logged)" \
 unset SERVE_LOG
 served() { grep -c "host=$1\$" "$T_TMP/requests.log" 2>/dev/null || echo 0; }
 
+# A stand-in for mitmProxy's upstream on a Unix socket: each request line logged, answered 203.
+MSOCK=$S/mitm.sock MLOG=$S/mitm.log
+cat >"$S/mitm.py" <<'PY'
+import os, socket, sys, threading
+
+path, log = sys.argv[1], sys.argv[2]
+ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+ls.bind(path)
+os.chmod(path, 0o600)
+ls.listen(16)
+print("ready", flush=True)
+
+
+def serve(c):
+    h = b""
+    while b"\r\n\r\n" not in h:
+        b = c.recv(4096)
+        if not b:
+            break
+        h += b
+    with open(log, "a") as f:
+        f.write(h.split(b"\r\n", 1)[0].decode(errors="replace") + "\n")
+    c.sendall(b"HTTP/1.1 203 Non-Authoritative Information\r\nContent-Length: 8\r\nConnection: close\r\n\r\nvia-mitm")
+    c.close()
+
+
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+mitm_start() {
+	mkfifo "$S/mitm.fifo"
+	python3 "$S/mitm.py" "$MSOCK" "$MLOG" >"$S/mitm.fifo" 2>>"$T_TMP/servers.log" &
+	NET_PIDS+=($!)
+	timeout 30 head -n 1 "$S/mitm.fifo" | grep -q ready
+}
+
 if t_share 1; then
+	assert_succeeds "a MITM proxy stand-in listens on a Unix socket" mitm_start
 	PB=$S/b.json
 	cat >"$PB" <<'JSON'
 {
@@ -425,10 +521,89 @@ JSON
 	assert_results "b: a new tunnel to the revoked name is refused (403)" "$OUT" "$L" t old76.test:80 '^refused-403$'
 	assert_results "b: the domain kept still works" "$OUT" "$L" g http://new76.test/hello.txt '^200$'
 	assert_results "b: the tunnel open to the domain kept is still used" "$OUT" "$L0" t new76.test:80 '^200$'
+
+	# mitmProxy, off at the start, turned on live for the name kept, then off again.
+	LIVE_WANT=3
+	ctl "$(pol "$PB" ".network.allowedDomains = [\"new76.test\"] |
+		.network.mitmProxy = {socketPath: \"$MSOCK\", domains: [\"new76.test\"]}")"
+	assert_succeeds "m: a line turning mitmProxy on is applied" wait_until 30 updates_reach "$LOG"
+	L=$(lines "$OUT")
+	assert_results "m: the next requests to its domain are answered by the MITM proxy (203)" "$OUT" "$L" \
+		g http://new76.test/hello.txt '^203$'
+	assert_contains "$MLOG" '^GET http://new76\.test/hello\.txt HTTP/1\.1' "m: it got them in absolute form"
+	assert_ev "$LOG" "m: their events name its socket as the parent" \
+		".destination.domain == \"new76.test\" and .bpfbox.proxy.parent == \"unix:$MSOCK\" and .http.response.status_code == 203"
+	assert_results "m: the tunnel open before goes on as it was (new connections only)" "$OUT" "$L" t new76.test:80 '^200$'
+	LIVE_WANT=4
+	ctl "$(pol "$PB" '.network.allowedDomains = ["new76.test"]')"
+	assert_succeeds "m: a line turning mitmProxy off is applied" wait_until 30 updates_reach "$LOG"
+	L=$(lines "$OUT")
+	assert_results "m: the next requests go directly again (200)" "$OUT" "$L" g http://new76.test/hello.txt '^200$'
 	box_end b "$S/stop-b"
 	assert_eq 0 "$BOX_RC" "b: the sandbox exits 0"
 else
 	t_skip "b: domains through the control fd" \
+		"its subject is the proxy in user space: it runs in $(t_share_where 1)"
+fi
+
+# ------------------------------------------------------------------------------------------
+# e. tlsTerminate's bounds live (shared out with b: the proxy is user space)
+# ------------------------------------------------------------------------------------------
+if t_share 1; then
+	mkdir -p "$S/tls"
+	assert_succeeds "e: a test CA and a certificate for tls76.test are made" \
+		"$T_ROOT/tests/vm/servers/make-ca.sh" "$S/tls" tls76.test
+	net_hosts tls76.test "$NET_REMOTE"
+	assert_succeeds "e: HTTPS serves in the namespace" \
+		net_serve bbremote https 0.0.0.0 443 "$WWW" "$S/tls/server.pem" "$S/tls/server.key"
+	PE=$S/e.json
+	# handshakeTimeoutMs: handshakes under TCG on a busy host are slow, and a held tunnel's
+	# deadline for its request is the handshake's and the idle timeout: the longest, here.
+	cat >"$PE" <<JSON
+{
+  "network": { "allowedDomains": ["tls76.test"], "deniedDomains": [],
+               "tlsTerminate": { "extraCaCertPaths": ["$S/tls/ca.pem"], "maxTunnels": 4, "handshakeTimeoutMs": 600000 } },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] }
+}
+JSON
+	LOG=$T_TMP/e.ndjson OUT=$T_TMP/e.out
+	# Two terminated tunnels held (handshake done, no request), and a new one each round.
+	box_start e "$PE" python3 "$CHECK" 0.3 "$S/stop-e" s:tls76.test:443/1 s:tls76.test:443/2 n:tls76.test:443
+	wait_until 120 has_results "$OUT" 0 n tls76.test:443
+	assert_results "e: a terminated tunnel is held (its handshake done)" "$OUT" 0 s tls76.test:443/1 '^open$'
+	assert_results "e: a second one too" "$OUT" 0 s tls76.test:443/2 '^open$'
+	assert_results "e: a new one opens each round (maxTunnels 4)" "$OUT" 0 n tls76.test:443 '^200$'
+	LIVE_WANT=1
+	ctl "$(pol "$PE" '.network.tlsTerminate.maxTunnels = 2 | .network.tlsTerminate.handshakeTimeoutMs = 500000')"
+	assert_succeeds "e: a line lowering maxTunnels to 2 (and handshakeTimeoutMs) is applied" \
+		wait_until 30 updates_reach "$LOG"
+	L=$(lines "$OUT")
+	assert_results "e: a new tunnel is refused: 503 too-many-tunnels" "$OUT" "$L" n tls76.test:443 \
+		'^refused-503-too-many-tunnels$'
+	assert_results "e: the held tunnels are not cut" "$OUT" "$L" s tls76.test:443/1 '^open$'
+	assert_results "e: neither is the second" "$OUT" "$L" s tls76.test:443/2 '^open$'
+	assert_ev "$LOG" "e: the refused tunnel is an event (503)" \
+		'.event.action == "proxy-connect" and .destination.domain == "tls76.test" and .http.response.status_code == 503'
+	E0=$(grep -c -- "$INVALID" "$T_TMP/e.err")
+	ctl "$(pol "$PE" 'del(.network.tlsTerminate)')"
+	ctl "$(pol "$PE" ".network.mitmProxy = {socketPath: \"$MSOCK\", domains: [\"tls76.test\"]}")"
+	e_refused() { [ "$(grep -c -- "$INVALID" "$T_TMP/e.err")" -ge $((E0 + 2)) ]; }
+	assert_succeeds "e: turning tlsTerminate off and adding mitmProxy beside it are refused" wait_until 30 e_refused
+	assert_contains "$T_TMP/e.err" 'network\.tlsTerminate cannot change while the sandbox runs' \
+		"e: the refusal names network.tlsTerminate"
+	assert_contains "$T_TMP/e.err" 'mitmProxy and tlsTerminate are exclusive' "e: the other says they are exclusive"
+	assert_eq 1 "$(updates "$LOG")" "e: neither made a policy-updated event"
+	L=$(lines "$OUT")
+	assert_results "e: the held tunnels are still open" "$OUT" "$L" s tls76.test:443/1 '^open$'
+	LIVE_WANT=2
+	ctl "$(pol "$PE" '.')"
+	assert_succeeds "e: a line raising maxTunnels to 4 again is applied" wait_until 30 updates_reach "$LOG"
+	L=$(lines "$OUT")
+	assert_results "e: new tunnels open again" "$OUT" "$L" n tls76.test:443 '^200$'
+	box_end e "$S/stop-e"
+	assert_eq 0 "$BOX_RC" "e: the sandbox exits 0"
+else
+	t_skip "e: tlsTerminate's bounds through the control fd" \
 		"its subject is the proxy in user space: it runs in $(t_share_where 1)"
 fi
 
@@ -495,7 +670,7 @@ wait_until 10 g_settled
 assert_eq "$G_BEFORE" "$G_AFTER" "g: after the sandbox ends no map entry, cgroup, TMPDIR or registry entry of it is left"
 
 # Every line these runs logged validates against the schema (policy-updated included).
-cat "$T_TMP"/[abg].ndjson >"$T_TMP/all.ndjson" 2>/dev/null
+cat "$T_TMP"/[abeg].ndjson >"$T_TMP/all.ndjson" 2>/dev/null
 assert_succeeds "every event of the sandboxes above validates against the schema" \
 	python3 tests/tools/validate-events.py "$T_TMP/all.ndjson"
 

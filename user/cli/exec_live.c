@@ -93,11 +93,12 @@ bool live_line_blank(const char *line)
 }
 
 /*
- * Fields that change for the running command: srt's network lists and
- * excludeDomains, and bpfbox's files, Unix sockets and devices. srt also
- * changes mitmProxy, maxTunnels, handshakeTimeoutMs and credentials.sigv4
- * live; the proxy copies those at start, so here they are fixed (refused by
- * name) until it follows them: never accepted and silently not applied.
+ * Fields that change for the running command: srt's network lists,
+ * excludeDomains, mitmProxy, tlsTerminate's maxTunnels and
+ * handshakeTimeoutMs and credentials.sigv4 (the proxy asks the policy in
+ * force for each new connection, tunnel, handshake and request), and
+ * bpfbox's files, Unix sockets and devices. Turning tlsTerminate on or off
+ * and its CA files stay fixed, as in srt.
  */
 static const char *const live_keys[][3] = {
 	{ "network", "allowedDomains", NULL },
@@ -105,7 +106,11 @@ static const char *const live_keys[][3] = {
 	{ "network", "deniedDomainReasons", NULL },
 	{ "network", "deniedResolvedAddresses", NULL },
 	{ "network", "allowUnixSockets", NULL },
+	{ "network", "mitmProxy", NULL },
 	{ "network", "tlsTerminate", "excludeDomains" },
+	{ "network", "tlsTerminate", "maxTunnels" },
+	{ "network", "tlsTerminate", "handshakeTimeoutMs" },
+	{ "credentials", "sigv4", NULL },
 	{ "filesystem", "denyRead", NULL },
 	{ "filesystem", "allowRead", NULL },
 	{ "filesystem", "allowWrite", NULL },
@@ -140,13 +145,22 @@ static cJSON *fixed_part(const cJSON *doc)
 	return copy;
 }
 
-/* A section only one side has is named by its first field (network.allowAllUnixSockets). */
+/*
+ * A section only one side has is named by its first field
+ * (network.allowAllUnixSockets); tlsTerminate by itself, as its presence is
+ * the setting (termination on or off).
+ */
 static void first_member(const cJSON *o, char *path, size_t size)
 {
 	size_t len = strlen(path);
 
-	for (; cJSON_IsObject(o) && o->child; o = o->child, len = strlen(path))
+	if (o && o->string && !strcmp(o->string, "tlsTerminate"))
+		return;
+	for (; cJSON_IsObject(o) && o->child; o = o->child, len = strlen(path)) {
 		snprintf(path + len, size - len, ".%s", o->child->string);
+		if (!strcmp(o->child->string, "tlsTerminate"))
+			return;
+	}
 }
 
 /* Names the first member where a and b differ (a's order, then members only b has). */

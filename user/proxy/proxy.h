@@ -152,6 +152,12 @@ struct proxy_tls {
 	bool (*terminates)(void *ctx, const char *canonical_host, unsigned port);
 	unsigned max_tunnels;		/* terminated connections at once; 503 beyond */
 	unsigned handshake_ms;
+	/*
+	 * The bounds in force, when they may change while the proxy runs (a
+	 * live policy): asked for each new tunnel and handshake; NULL: the
+	 * two fields above. Loop thread.
+	 */
+	void (*bounds)(void *ctx, unsigned *max_tunnels, unsigned *handshake_ms);
 };
 
 /* Request-level rules (srt's network.requireHostMatch and the rest). */
@@ -182,6 +188,8 @@ struct proxy_cred {
 	const size_t *aws_secret;	/* per AWS pair: the table pair of its secret (its selection) */
 	size_t n_aws;
 	struct cred_sigv4_policy sigv4;
+	/* The SigV4 modes in force, asked for each request (a live policy); NULL: sigv4 above. Loop thread. */
+	void (*sigv4_modes)(void *ctx, struct cred_sigv4_policy *out);
 };
 
 struct proxy_config {
@@ -199,11 +207,12 @@ struct proxy_config {
 	const struct proxy_parent *parent; /* NULL: dial destinations directly */
 	/*
 	 * network.mitmProxy: the HTTP proxy on a Unix socket (kind HTTP, one
-	 * AF_UNIX address) that decided names mitm_routes matches go to,
-	 * before the parent; NULL: none. mitm_routes runs on the loop thread.
+	 * AF_UNIX address) a decided name goes to, before the parent, or NULL
+	 * when it goes on as without it; asked for each new connection (a live
+	 * policy may change it). The parent returned must stay valid until
+	 * proxy_stop. NULL: no mitmProxy. Loop thread.
 	 */
-	const struct proxy_parent *mitm;
-	bool (*mitm_routes)(void *ctx, const char *canonical_host, unsigned port);
+	const struct proxy_parent *(*mitm)(void *ctx, const char *canonical_host, unsigned port);
 	const struct proxy_cred *cred;	/* masked credentials put back; NULL: none */
 	const struct proxy_tls *tls;	/* NULL: every TLS connection is tunnelled */
 	struct proxy_rules rules;

@@ -133,6 +133,7 @@ static void refuse_sigv4(struct proxy_conn *c, struct proxy_cred_req *r, const c
 static int plan_sigv4(struct proxy_conn *c, struct proxy_cred_req *r, const struct proxy_request *req)
 {
 	const struct proxy_cred *pc = cred_cfg(c);
+	struct cred_sigv4_policy modes = pc->sigv4;
 	struct cred_sigv4_pair *pairs;
 	struct sigv4_view *v;
 	size_t *map, k = 0;
@@ -140,6 +141,9 @@ static int plan_sigv4(struct proxy_conn *c, struct proxy_cred_req *r, const stru
 
 	if (!pc->n_aws)
 		return 0;
+	/* The modes in force for this request (a live policy may have changed them). */
+	if (pc->sigv4_modes)
+		pc->sigv4_modes(proxy_cfg(c->p)->ctx, &modes);
 	pairs = calloc(pc->n_aws, sizeof(*pairs));
 	map = calloc(pc->n_aws, sizeof(*map));
 	v = malloc(sizeof(*v));
@@ -156,7 +160,7 @@ static int plan_sigv4(struct proxy_conn *c, struct proxy_cred_req *r, const stru
 	if (!k)
 		goto out;
 	view_of(req, v);
-	if (cred_sigv4_plan(&v->req, pairs, k, &pc->sigv4, &r->plan)) {
+	if (cred_sigv4_plan(&v->req, pairs, k, &modes, &r->plan)) {
 		proxy_conn_close(c, "SigV4 planning failed");
 		ret = -1;
 	} else if (r->plan.action == CRED_SIGV4_DENY) {

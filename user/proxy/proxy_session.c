@@ -430,7 +430,7 @@ void proxy_session_timeout(struct proxy_conn *c)
 		proxy_upstream_failed(c, -ETIMEDOUT, proxy_upstream_dial_what(c));
 		break;
 	case PS_PARENT:
-		proxy_upstream_failed(c, -ETIMEDOUT, c->parent == proxy_cfg(c->p)->mitm ? "MITM proxy handshake" :
+		proxy_upstream_failed(c, -ETIMEDOUT, c->parent != proxy_cfg(c->p)->parent ? "MITM proxy handshake" :
 				      "parent proxy handshake");
 		break;
 	case PS_RELAY:

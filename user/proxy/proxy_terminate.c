@@ -65,6 +65,7 @@ int proxy_terminate_tunnel(struct proxy_conn *c, const char *name)
 	const struct proxy_config *cfg = proxy_cfg(c->p);
 	const struct proxy_tls *t = cfg->tls;
 	unsigned char pre[64];
+	unsigned max_tunnels, handshake_ms;
 	size_t n;
 	int err;
 
@@ -76,7 +77,9 @@ int proxy_terminate_tunnel(struct proxy_conn *c, const char *name)
 		refuse_tunnel(c, 403, "Forbidden", XERR_OPAQUE, "a tunnel that is not inspected");
 		return -1;
 	}
-	if (c->p->ntunnels >= t->max_tunnels) {
+	/* The bounds in force now: a lowered maxTunnels refuses new tunnels, cuts none. */
+	proxy_tls_bounds(c->p, &max_tunnels, &handshake_ms);
+	if (c->p->ntunnels >= max_tunnels) {
 		refuse_tunnel(c, 503, "Service Unavailable", XERR_TUNNELS,
 			      "too many terminated TLS tunnels (tlsTerminate.maxTunnels)");
 		return -1;
@@ -84,7 +87,7 @@ int proxy_terminate_tunnel(struct proxy_conn *c, const char *name)
 	snprintf(c->tunnel, sizeof(c->tunnel), "%s", c->host);
 	c->tunnel_port = c->port;
 	n = preface(c, pre);
-	err = proxy_tls_wrap_client(c, pre, n);
+	err = proxy_tls_wrap_client(c, pre, n, handshake_ms);
 	if (err) {
 		/* The client's socket went with the bridge: nothing can be answered. */
 		snprintf(c->error, sizeof(c->error), "TLS termination failed to start: %s", strerror(-err));
@@ -98,7 +101,7 @@ int proxy_terminate_tunnel(struct proxy_conn *c, const char *name)
 	c->status = 0;
 	c->head_scan = 0;
 	c->st = PS_THEAD;
-	c->deadline = proxy_now(c->p) + t->handshake_ms + proxy_idle_ms(c->p);
+	c->deadline = proxy_now(c->p) + handshake_ms + proxy_idle_ms(c->p);
 	return 1;
 }
 

@@ -24,7 +24,18 @@ static int rewatch(struct proxy_conn *c, int plain, uint64_t tag)
 	return 0;
 }
 
-int proxy_tls_wrap_client(struct proxy_conn *c, const void *preface, size_t n)
+void proxy_tls_bounds(const struct proxy *p, unsigned *max_tunnels, unsigned *handshake_ms)
+{
+	const struct proxy_config *cfg = proxy_cfg(p);
+	const struct proxy_tls *t = cfg->tls;
+
+	*max_tunnels = t->max_tunnels;
+	*handshake_ms = t->handshake_ms;
+	if (t->bounds)
+		t->bounds(cfg->ctx, max_tunnels, handshake_ms);
+}
+
+int proxy_tls_wrap_client(struct proxy_conn *c, const void *preface, size_t n, unsigned handshake_ms)
 {
 	const struct proxy_tls *t = proxy_cfg(c->p)->tls;
 	struct tls_bridge_spec spec = {
@@ -33,7 +44,7 @@ int proxy_tls_wrap_client(struct proxy_conn *c, const void *preface, size_t n)
 		.preread_len = c->in.len,
 		.preface = preface,
 		.preface_len = n,
-		.handshake_ms = t->handshake_ms,
+		.handshake_ms = handshake_ms,
 		.idle_ms = proxy_idle_ms(c->p),
 		.expect_sni = c->tunnel,
 	};
@@ -69,10 +80,13 @@ int proxy_tls_wrap_upstream(struct proxy_conn *c)
 	const struct proxy_tls *t = proxy_cfg(c->p)->tls;
 	struct tls_bridge_spec spec = {
 		.server = false,
-		.handshake_ms = t->handshake_ms,
 		.idle_ms = proxy_idle_ms(c->p),
 	};
+	unsigned max_tunnels;
 	int plain, old = c->ufd, err;
+
+	/* A new handshake: the bound in force now. */
+	proxy_tls_bounds(c->p, &max_tunnels, &spec.handshake_ms);
 
 	err = tls_upstream_ssl(t->upstream, c->tunnel, &spec.ssl);
 	if (err)

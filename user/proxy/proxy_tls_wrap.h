@@ -12,11 +12,16 @@
 #include "proxy_conn.h"
 
 /*
+ * tlsTerminate's bounds in force now: the config's bounds callback (a live
+ * policy may change them), else its fields. Loop thread.
+ */
+void proxy_tls_bounds(const struct proxy *p, unsigned *max_tunnels, unsigned *handshake_ms);
+/*
  * The client's side: preface goes out in the clear first (a CONNECT's 200,
  * a SOCKS reply), c->in holds bytes already read (a ClientHello), the
- * handshake presents a leaf for c->tunnel. Negative errno.
+ * handshake presents a leaf for c->tunnel within handshake_ms. Negative errno.
  */
-int proxy_tls_wrap_client(struct proxy_conn *c, const void *preface, size_t n);
+int proxy_tls_wrap_client(struct proxy_conn *c, const void *preface, size_t n, unsigned handshake_ms);
 /* The upstream's side: verified against c->tunnel. Negative errno. */
 int proxy_tls_wrap_upstream(struct proxy_conn *c);
 /* Why a bridge failed (its handshake, its verification), or NULL. */

@@ -78,9 +78,10 @@ static bool is_self(const struct proxy_conn *c, const struct sockaddr_storage *s
 const struct proxy_parent *proxy_parent_for(struct proxy *p, const char *host, unsigned port)
 {
 	const struct proxy_config *cfg = proxy_cfg(p);
+	const struct proxy_parent *mitm = cfg->mitm ? cfg->mitm(cfg->ctx, host, port) : NULL;
 
-	if (cfg->mitm && cfg->mitm_routes(cfg->ctx, host, port))
-		return cfg->mitm;
+	if (mitm)
+		return mitm;
 	if (!cfg->parent || proxy_host_is_local(host))
 		return NULL;
 	return cfg->parent;
@@ -90,7 +91,8 @@ const char *proxy_upstream_dial_what(const struct proxy_conn *c)
 {
 	if (!c->via_parent)
 		return "connect";
-	return c->parent == proxy_cfg(c->p)->mitm ? "connect to the MITM proxy" : "connect to the parent proxy";
+	/* Two parents only: the policy's, or mitmProxy's (whichever one was in force for this connection). */
+	return c->parent != proxy_cfg(c->p)->parent ? "connect to the MITM proxy" : "connect to the parent proxy";
 }
 
 bool proxy_upstream_use_parent(struct proxy_conn *c)

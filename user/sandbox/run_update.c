@@ -69,6 +69,13 @@ static int check_fixed(struct sandbox_run *r, struct policy *next, struct errmsg
 	if (cur->tls.enabled != next->tls.enabled)
 		return errmsg_set(em, -EINVAL, "network.tlsTerminate cannot be turned on or off while the sandbox "
 				  "runs; restart it");
+	/* As at start (run.c): without bpfbox's own proxy nothing can send a name to mitmProxy. */
+	if (!r->proxy_started && next->mitm.enabled)
+		return errmsg_set(em, -EINVAL, "network.mitmProxy needs bpfbox's own proxy, but httpProxyPort and "
+				  "socksProxyPort send every connection to other proxies");
+	/* What the proxy needs for next, before anything changes (its mitmProxy's socket). */
+	if (r->proxy_started)
+		return sandbox_proxy_prepare(&r->proxy, next, em);
 	return 0;
 }
 

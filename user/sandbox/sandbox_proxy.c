@@ -154,11 +154,25 @@ static enum cred_sigv4_shape_policy sigv4_mode(enum policy_sigv4_mode m)
 	return m == POLICY_SIGV4_PASSTHROUGH ? CRED_SIGV4_POLICY_PASSTHROUGH : CRED_SIGV4_POLICY_DENY;
 }
 
+static void sigv4_of(const struct policy *p, struct cred_sigv4_policy *out)
+{
+	const struct policy_credentials *pc = &p->cred;
+
+	*out = (struct cred_sigv4_policy){ sigv4_mode(pc->sigv4_streaming), sigv4_mode(pc->sigv4_presigned),
+					   sigv4_mode(pc->sigv4a) };
+}
+
+/* credentials.sigv4 as the policy in force has it, for each request. */
+static void sigv4_modes(void *ctx, struct cred_sigv4_policy *out)
+{
+	struct sandbox_proxy *sp = ctx;
+
+	sigv4_of(current(sp), out);
+}
+
 /* The proxy's view of the run's masked credentials. */
 static const struct proxy_cred *cred_setup(struct sandbox_proxy *sp, const struct sandbox_cred *sc)
 {
-	const struct policy_credentials *pc = &current(sp)->cred;
-
 	if (!sc || !sc->table || !sc->n_pairs)
 		return NULL;
 	sp->cred = sc;
@@ -169,30 +183,85 @@ static const struct proxy_cred *cred_setup(struct sandbox_proxy *sp, const struc
 		.aws = sc->aws,
 		.aws_secret = sc->aws_secret,
 		.n_aws = sc->n_aws,
-		.sigv4 = { sigv4_mode(pc->sigv4_streaming), sigv4_mode(pc->sigv4_presigned), sigv4_mode(pc->sigv4a) },
+		.sigv4_modes = sigv4_modes,
 	};
+	sigv4_of(current(sp), &sp->pcred.sigv4);
 	return &sp->pcred;
 }
 
-static bool mitm_routes(void *ctx, const char *host, unsigned port)
-{
-	struct sandbox_proxy *sp = ctx;
+/*
+ * A mitmProxy socket, as a parent the proxy dials. Added by
+ * sandbox_proxy_prepare before a policy naming it is in force, one per
+ * socket path however many policies name it, and kept until the proxy
+ * stops: a connection holds its parent for its whole life.
+ */
+struct sandbox_mitm {
+	struct proxy_parent parent;
+	char shown[sizeof("unix:") + sizeof(((struct sockaddr_un *)0)->sun_path)];	/* "unix:PATH" in events */
+	struct sandbox_mitm *next;
+};
 
-	return policy_mitm_routes(current(sp), host, port);
+/* A policy in force whose socket was not prepared: no address, so its names fail to connect (closed). */
+static const struct proxy_parent mitm_unprepared = { .kind = PROXY_PARENT_HTTP, .shown = "unix:(not prepared)" };
+
+static struct sandbox_mitm *mitm_of(const struct sandbox_proxy *sp, const char *path)
+{
+	struct sandbox_mitm *m = __atomic_load_n(&sp->mitms, __ATOMIC_ACQUIRE);
+
+	while (m && strcmp(((const struct sockaddr_un *)&m->parent.addrs[0])->sun_path, path))
+		m = m->next;
+	return m;
 }
 
-/* mitmProxy's socket, dialled by the proxy as an HTTP parent for the names it routes. */
-static void mitm_setup(struct sandbox_proxy *sp, const struct policy_mitm *m)
+/* The policy in force routes the name to its mitmProxy: that socket. */
+static const struct proxy_parent *mitm_route(void *ctx, const char *host, unsigned port)
 {
-	struct sockaddr_un *un = (struct sockaddr_un *)&sp->mitm.addrs[0];
+	struct sandbox_proxy *sp = ctx;
+	const struct policy *p = current(sp);
+	struct sandbox_mitm *m;
 
+	if (!policy_mitm_routes(p, host, port))
+		return NULL;
+	m = mitm_of(sp, p->mitm.socket_path);
+	return m ? &m->parent : &mitm_unprepared;
+}
+
+int sandbox_proxy_prepare(struct sandbox_proxy *sp, const struct policy *p, struct errmsg *em)
+{
+	struct sockaddr_un *un;
+	struct sandbox_mitm *m;
+
+	if (!p->mitm.enabled || mitm_of(sp, p->mitm.socket_path))
+		return 0;
+	/* The same words as the settings file naming both (policy_tls.c). */
+	if (sp->tls)
+		return errmsg_set(em, -EINVAL, "network.mitmProxy: mitmProxy and tlsTerminate are exclusive (as in "
+				  "srt): a name is either sent to an upstream MITM proxy or terminated by bpfbox's proxy");
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return errmsg_set(em, -ENOMEM, "network.mitmProxy: its socket's address");
+	un = (struct sockaddr_un *)&m->parent.addrs[0];
 	un->sun_family = AF_UNIX;
 	/* policy_mitm.c checked that it fits. */
-	snprintf(un->sun_path, sizeof(un->sun_path), "%s", m->socket_path);
-	sp->mitm.naddrs = 1;
-	sp->mitm.kind = PROXY_PARENT_HTTP;
-	snprintf(sp->mitm_shown, sizeof(sp->mitm_shown), "unix:%s", m->socket_path);
-	sp->mitm.shown = sp->mitm_shown;
+	snprintf(un->sun_path, sizeof(un->sun_path), "%s", p->mitm.socket_path);
+	m->parent.naddrs = 1;
+	m->parent.kind = PROXY_PARENT_HTTP;
+	snprintf(m->shown, sizeof(m->shown), "unix:%s", p->mitm.socket_path);
+	m->parent.shown = m->shown;
+	m->next = sp->mitms;
+	/* Whole before the loop can find it (acquire in mitm_of). */
+	__atomic_store_n(&sp->mitms, m, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* tlsTerminate's maxTunnels and handshakeTimeoutMs as the policy in force has them. */
+static void tls_bounds(void *ctx, unsigned *max_tunnels, unsigned *handshake_ms)
+{
+	struct sandbox_proxy *sp = ctx;
+	const struct policy *p = current(sp);
+
+	*max_tunnels = p->tls.max_tunnels;
+	*handshake_ms = p->tls.handshake_timeout_ms;
 }
 
 static void on_event(void *ctx, const struct proxy_event *pe)
@@ -325,6 +394,10 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	int err;
 
 	memset(sp, 0, sizeof(*sp));
+	sp->tls = tls != NULL;
+	err = sandbox_proxy_prepare(sp, p, em);
+	if (err)
+		return err;
 	sandbox_proxy_set_policy(sp, p);
 	sp->log = log;
 	sp->tconn_fd = tconn_fd;
@@ -332,8 +405,10 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	for (size_t i = 0; i < n; i++)
 		texts[i] = p->denied_addrs[i].text;
 	err = addr_guard_init(&sp->guard, texts, n, &why);
-	if (err)
-		return errmsg_set(em, err, "network.deniedResolvedAddresses: %s", why ? why : "invalid");
+	if (err) {
+		errmsg_set(em, err, "network.deniedResolvedAddresses: %s", why ? why : "invalid");
+		goto cleanup;
+	}
 	/* An address allowed as a literal (with its port) stays reachable even in a refused class. */
 	sp->guard.allow_literal = allow_literal;
 	sp->guard.allow_ctx = sp;
@@ -346,6 +421,7 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 		cfg.peer = client_peer;
 	if (tls) {
 		tls->terminates = terminates;
+		tls->bounds = tls_bounds;
 		cfg.tls = tls;
 	}
 	cfg.rules.require_host_match = p->require_host_match;
@@ -354,18 +430,13 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	cfg.rules.n_strip_response_headers = p->n_strip_response_headers;
 	if (p->parent.scheme) {
 		err = parent_setup(sp, &p->parent, em);
-		if (err) {
-			addr_guard_free(&sp->guard);
-			return err;
-		}
+		if (err)
+			goto cleanup;
 		cfg.parent = &sp->parent;
 	}
 	cfg.cred = cred_setup(sp, cred);
-	if (p->mitm.enabled) {
-		mitm_setup(sp, &p->mitm);
-		cfg.mitm = &sp->mitm;
-		cfg.mitm_routes = mitm_routes;
-	}
+	/* Asked even when off at start: a live policy may turn mitmProxy on. */
+	cfg.mitm = mitm_route;
 	if (learned) {
 		sp->learned = learned;
 		sp->transparent.orig_dst = orig_dst;
@@ -374,12 +445,15 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 	}
 	err = proxy_start(&cfg, &sp->proxy, &sp->port);
 	if (err) {
-		addr_guard_free(&sp->guard);
-		return errmsg_set(em, err, "starting the sandbox's proxy on 127.0.0.1");
+		errmsg_set(em, err, "starting the sandbox's proxy on 127.0.0.1");
+		goto cleanup;
 	}
 	if (learned)
 		proxy_transparent_ports(sp->proxy, &sp->tport4, &sp->tport6);
 	return 0;
+cleanup:
+	sandbox_proxy_stop(sp);
+	return err;
 }
 
 void sandbox_proxy_stop(struct sandbox_proxy *sp)
@@ -389,4 +463,10 @@ void sandbox_proxy_stop(struct sandbox_proxy *sp)
 	sp->proxy = NULL;
 	addr_guard_free(&sp->guard);
 	explicit_bzero(sp->authorization, sizeof(sp->authorization));
+	while (sp->mitms) {
+		struct sandbox_mitm *m = sp->mitms;
+
+		sp->mitms = m->next;
+		free(m);
+	}
 }

@@ -12,6 +12,8 @@
 #include "proxy/proxy.h"
 #include "sandbox/sandbox_learned.h"
 
+struct sandbox_mitm;
+
 struct sandbox_proxy {
 	struct proxy *proxy;
 	struct addr_guard guard;
@@ -29,9 +31,13 @@ struct sandbox_proxy {
 	/* bpfbox.network.parentProxy: its addresses and the Proxy-Authorization value */
 	struct proxy_parent parent;
 	char authorization[720];
-	/* network.mitmProxy: its socket as a parent, "unix:PATH" in events */
-	struct proxy_parent mitm;
-	char mitm_shown[sizeof("unix:") + 108];
+	/*
+	 * network.mitmProxy: its sockets as parents, one per path any policy
+	 * in force named (newest first), kept until the proxy stops; with
+	 * tls, none (exclusive, sandbox_proxy_prepare)
+	 */
+	struct sandbox_mitm *mitms;
+	bool tls;
 	/* Masked credentials: the run's, and the proxy's view of them; NULL: none */
 	const struct sandbox_cred *cred;
 	struct proxy_cred pcred;
@@ -50,13 +56,23 @@ int sandbox_proxy_start_transparent(struct sandbox_proxy *sp, const struct polic
 				    struct proxy_tls *tls, const struct sandbox_cred *cred,
 				    struct errmsg *em);
 /*
+ * Before p is put in force (sandbox_proxy_set_policy): what the proxy needs
+ * for it that can fail, so a failure leaves the policy in force unchanged.
+ * Its mitmProxy's socket as a parent (new connections routed to it use
+ * it); a mitmProxy under a proxy that terminates TLS is refused, as at
+ * start. Calls are serialised by the caller (one update at a time). Negative
+ * errno, em set.
+ */
+int sandbox_proxy_prepare(struct sandbox_proxy *sp, const struct policy *p, struct errmsg *em);
+/*
  * Live policy (issue 32): the proxy's decisions use p from now on, each
  * callback from one policy, and the connections established to a name p
  * no longer allows are closed on the proxy's loop (proxy_recheck), one
- * event each. Any thread; the caller keeps the old policy until the run
- * ends (rules and reasons of events point into it). What the
- * proxy copied at start (mitmProxy's socket, tlsTerminate's limits, the
- * SigV4 modes) is not changed by this (docs/proxy.md, "Live policy").
+ * event each. New connections follow p's mitmProxy, tlsTerminate's
+ * maxTunnels and handshakeTimeoutMs and credentials.sigv4 (docs/proxy.md,
+ * "Live policy"); sandbox_proxy_prepare(sp, p) first. Any thread; the
+ * caller keeps the old policy until the run ends (rules and reasons of
+ * events point into it).
  */
 void sandbox_proxy_set_policy(struct sandbox_proxy *sp, const struct policy *p);
 void sandbox_proxy_stop(struct sandbox_proxy *sp);
