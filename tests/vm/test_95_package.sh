@@ -3,7 +3,8 @@
 # overlay), bpfbox doctor, the daemon started with the unit's own ExecStart line (the
 # guest has no systemd as PID 1; its NoNewPrivileges and CapabilityBoundingSet are applied
 # with setpriv), a sandbox run by a non-root user through the daemon's socket, logrotate -f
-# with the installed rule and later events in the new file, then dpkg --purge and nothing
+# with the installed rule and later events in the new file, the unit's ExecReload after an
+# edit of /etc/bpfbox/policy.json (systemctl reload), then dpkg --purge and nothing
 # of bpfbox left: the package's files, /var/log/bpfbox, /run/bpfbox, pins, cgroups.
 # Its subject is the package, not the kernel: `make vm-test` runs it on its second kernel
 # only (BPFBOX_KERNEL_SHARE, tests/vm/lib.sh t_share_file).
@@ -124,6 +125,22 @@ assert_succeeds "logrotate -f rotates the admin log (the postrotate signals the 
 t_exec as_user "$BIN exec -- cat $UH/.ssh/id_later"
 assert_contains "$ADMIN_LOG" "\"path\":\"$UH/.ssh/id_later\"" "a later event is written to the new events.ndjson"
 assert_not_contains "$ADMIN_LOG.1" "id_later" "and not to the rotated file"
+
+# --- systemctl reload bpfbox: the unit's ExecReload, run as systemd would run it ---
+reload=$(sed -n 's/^ExecReload=//p' "$UNIT")
+assert_eq '/bin/kill -HUP $MAINPID' "$reload" "the unit's ExecReload signals the daemon (systemctl reload bpfbox)"
+echo notes >"$UH/proj/notes"
+chown bb95:bb95 "$UH/proj/notes"
+t_exec as_user "$BIN exec --log-file /dev/null -- cat $UH/proj/notes"
+assert_eq 0 "$T_RC" "bb95 reads proj/notes under the installed policy"
+jq '.filesystem.denyRead += ["~/proj/notes"]' /etc/bpfbox/policy.json >"$T_TMP/narrower.json" &&
+	cat "$T_TMP/narrower.json" >/etc/bpfbox/policy.json
+sh -c "${reload//\$MAINPID/$DAEMON_PID}"
+for _ in $(seq 300); do grep -q '"ceiling-reloaded"' "$ADMIN_LOG" && break; sleep 0.1; done
+assert_contains "$ADMIN_LOG" '"ceiling-reloaded"' "the daemon reloads the edited /etc/bpfbox/policy.json"
+t_exec as_user "$BIN exec --log-file /dev/null -- cat $UH/proj/notes"
+[ "$T_RC" = 1 ] && grep -q "Operation not permitted" "$T_OUT" && t_ok "after the reload the new ceiling holds: proj/notes is refused" ||
+	t_fail "after the reload the new ceiling holds: proj/notes is refused" "$(t_cmd_diag as_user exec cat notes)"
 
 # --- purge ---
 assert_succeeds "dpkg --purge removes the package" dpkg --purge bpfbox
