@@ -15,10 +15,11 @@ cat >"$P" <<JSON
 }
 JSON
 
-count_state() { # cgroups registry tmpdirs map-entries
+count_state() { # cgroups registry tmpdirs control-sockets map-entries
 	echo "$(ls /sys/fs/cgroup/bpfbox 2>/dev/null | grep -c '^bb-')" \
 		"$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)" \
-		"$(ls /tmp | grep -c '^bpfbox-')" "$(bpfbox_map_entries)"
+		"$(ls /tmp | grep -c '^bpfbox-')" "$(ls /run/bpfbox/control 2>/dev/null | wc -l)" \
+		"$(bpfbox_map_entries)"
 }
 wait_lines() { # FILE N: until FILE has N lines, up to 20s
 	for _ in $(seq 200); do
@@ -31,7 +32,7 @@ wait_lines() { # FILE N: until FILE has N lines, up to 20s
 # The shared set exists once a sandbox has run; count from there.
 assert_succeeds "a first sandbox runs" "$BPFBOX" exec --policy "$P" --log-file "$T_TMP/l0" -- true
 base=$(count_state)
-assert_eq "0 0 0" "$(echo "$base" | cut -d' ' -f1-3)" "no cgroup, registry entry or tmpdir is left by a normal run"
+assert_eq "0 0 0 0" "$(echo "$base" | cut -d' ' -f1-4)" "no cgroup, registry entry, tmpdir or control socket is left by a normal run"
 base_maps=${base##* }
 
 # A background loop that tries to write where the policy forbids it.
@@ -69,6 +70,7 @@ lines=$(wc -l <"$W/status")
 sleep 1
 assert_not_contains "$W/status" WROTE "after SIGKILL of bpfbox no write got through"
 assert_succeeds "the denied file was never created" test ! -e "$D/x"
+assert_succeeds "the killed supervisor left its control socket (for gc)" test -S "/run/bpfbox/control/$id"
 if [ "$(wc -l <"$W/status")" -gt "$lines" ]; then
 	t_ok "the orphaned loop runs on, still confined"
 else
@@ -81,7 +83,7 @@ assert_eq "orphaned" "$(jq -r --arg i "$id" '.[] | select(.id == $i) | .state' "
 assert_succeeds "bpfbox gc runs" "$BPFBOX" gc
 assert_contains "$T_OUT" 'removed 1 sandbox' "gc says it removed the sandbox"
 assert_succeeds "the orphaned loop is dead" test ! -e "/proc/$(cat "$W/loop")"
-assert_eq "$base" "$(count_state)" "gc removed cgroup, registry entry, tmpdir and map entries"
+assert_eq "$base" "$(count_state)" "gc removed cgroup, registry entry, tmpdir, control socket and map entries"
 lines=$(wc -l <"$W/status")
 sleep 0.6
 assert_eq "$lines" "$(wc -l <"$W/status")" "nothing of the tree runs any more"
@@ -108,4 +110,4 @@ assert_succeeds "the live one still runs" kill -0 $live
 assert_succeeds "gc --all stops it" "$BPFBOX" gc --all
 wait $live
 assert_eq 137 $? "its supervisor reports the command killed"
-assert_eq "0 0 0" "$(count_state | cut -d' ' -f1-3)" "nothing is left after gc --all"
+assert_eq "0 0 0 0" "$(count_state | cut -d' ' -f1-4)" "nothing is left after gc --all"

@@ -13,6 +13,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/registry.h"
 #include "sandbox/ring_pool.h"
+#include "sandbox/run_control.h"
 #include "sandbox/sandbox_gc.h"
 #include "sandbox/sandbox_tmpdir.h"
 
@@ -42,6 +43,25 @@ static int gc_stray_cgroups(void)
 	}
 	closedir(dir);
 	return count;
+}
+
+/* Control sockets no registry entry explains: their supervisor was killed before gc saw it. */
+static void gc_stray_control_sockets(void)
+{
+	char id_file[PATH_MAX + 300];
+	struct dirent *de;
+	DIR *dir = opendir(RUN_CONTROL_DIR);
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, "bb-", 3))
+			continue;
+		snprintf(id_file, sizeof(id_file), "%s/%s", REGISTRY_DIR, de->d_name);
+		if (access(id_file, F_OK))
+			run_control_unlink(de->d_name);
+	}
+	closedir(dir);
 }
 
 static void gc_note(void *ctx, const char *text)
@@ -83,6 +103,7 @@ int cmd_gc(int argc, char **argv)
 		fprintf(stderr, "bpfbox: gc: %s; removing cgroups and files only\n", em.text);
 	n = sandbox_gc_dead(st, all, gc_note, NULL);
 	stray = gc_stray_cgroups();
+	gc_stray_control_sockets();
 	if (st && !all && !unpin)
 		trimmed = ring_pool_trim(st);	/* --all and --unpin drop the whole pool with the pins */
 	bpf_state_close(st);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "run_control.h"
 #include "sandbox_gc.h"
 #include "sandbox_maps.h"
 #include "sandbox_private.h"
@@ -49,6 +50,8 @@ void sandbox_gc_one(const struct bpf_state *st, const struct registry_entry *e, 
 	}
 	if (e->cgroup_id)
 		sandbox_private_release(st, e->cgroup_id);
+	/* A supervisor killed outright leaves its control socket (bpfbox update's end). */
+	run_control_unlink(e->id);
 	registry_remove(e->id);
 }
 
