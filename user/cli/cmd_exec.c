@@ -18,6 +18,7 @@
 #include "exec_live.h"
 #include "exec_update.h"
 #include "lib/duration.h"
+#include "lib/start_trace.h"
 #include "log/log.h"
 #include "policy/policy.h"
 #include "policy/policy_ceiling.h"
@@ -468,6 +469,7 @@ static void fill_request(struct exec_cmd *r)
 static int identify_and_load(struct exec_cmd *r)
 {
 	struct errmsg em = { { 0 } };
+	int err;
 
 	if (geteuid() != 0) {
 		errmsg_set(&em, -EPERM, "bpfbox exec must run as root (it loads BPF programs and creates cgroups)");
@@ -483,7 +485,9 @@ static int identify_and_load(struct exec_cmd *r)
 	/* BPFBOX_DEBUG_BPF=1 shows libbpf's messages, the verifier's log among them. */
 	if (!getenv("BPFBOX_DEBUG_BPF"))
 		libbpf_set_print(NULL);
-	return load_policy(r);
+	err = load_policy(r);
+	start_trace("identity and policy");
+	return err;
 }
 
 /* The policy's live side: --control-fd's lines and the control socket (bpfbox update, the daemon's reload). */
@@ -516,6 +520,7 @@ static int exec_as_root(struct exec_cmd *r)
 	sandbox_run_teardown(&r->run);
 	wire_reader_release(&r->control);
 	live_policy_stop(&r->live);
+	start_trace("teardown done");
 	return status;
 }
 

@@ -26,6 +26,7 @@
 #include "daemon/wire.h"
 #include "exec_caller.h"
 #include "lib/signals.h"
+#include "lib/start_trace.h"
 
 extern char **environ;
 
@@ -382,6 +383,7 @@ int exec_client(const struct exec_client_opts *o)
 	if (err < 0)
 		goto fail;
 	c.sock = err;
+	start_trace("connected to the daemon");
 	err = block_signals(&c);
 	if (err) {
 		errmsg_set(&em, err, "blocking signals");
@@ -407,11 +409,13 @@ int exec_client(const struct exec_client_opts *o)
 		errmsg_set(&em, err, "sending the request to the daemon");
 		goto fail;
 	}
+	start_trace("request sent");
 	/* The daemon holds its copies now; the pty's slave is the command's alone. */
 	if (slave >= 0)
 		close(slave);
 	slave = -1;
 	status = wait_for_end(&c);
+	start_trace("exit status received");
 	goto cleanup;
 fail:
 	restore_terminal(&c);

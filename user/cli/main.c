@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "lib/start_trace.h"
 
 struct subcommand {
 	const char *name;
@@ -33,6 +34,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	start_trace("main");
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

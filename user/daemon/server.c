@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/start_trace.h"
 #include "log/log.h"
 #include "passwd_cache.h"
 #include "refusals.h"
@@ -115,6 +116,7 @@ static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, co
 	}
 	run.cwd = cwd;
 	log_close(d->log);
+	start_trace("daemon worker ready");
 	status = d->h->run(d->h->ctx, &run);
 	if (status < 0)
 		_exit(1);
@@ -196,6 +198,7 @@ static void handle_request(struct daemon *d, struct pending *c)
 	uint32_t len;
 	char *body = wire_reader_take(&c->rd, &len, fds, &n_fds), why[600];
 
+	start_trace("daemon read the request");
 	if (wire_request_decode(body, len, n_fds, &req, &em)) {
 		snprintf(why, sizeof(why), "bad request: %s", em.text);
 		refuse(d, c->fd, &c->peer, why);

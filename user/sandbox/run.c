@@ -16,6 +16,7 @@
 #include "bpfbox.h"
 #include "bpf_state.h"
 #include "lib/signals.h"
+#include "lib/start_trace.h"
 #include "registry.h"
 #include "run.h"
 #include "sandbox_devices.h"
@@ -471,34 +472,45 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 	err = block_signals(r);
 	if (err)
 		return errmsg_set(&em, err, "blocking signals"), sandbox_run_failed(r, "signals", &em), err;
+	start_trace("secrets and signals");
 	err = bpf_state_open(&r->bpf, &em);
 	if (err)
 		return sandbox_run_failed(r, "BPF-LSM enforcement is not available", &em), err;
+	start_trace("BPF state opened");
 	/* Leftovers of supervisors that died (SIGKILL) go before a new sandbox starts. */
 	sandbox_gc_dead(r->bpf, false, NULL, NULL);
+	start_trace("dead supervisors collected");
 	err = setup_cgroup_and_tmpdir(r);
+	start_trace("registry, cgroup, limits, TMPDIR");
 	if (!err)
 		err = setup_maps(r);
+	start_trace("rule specs and sandbox map entries");
 	if (!err)
 		err = setup_events(r);
 	if (err)
 		return err;
+	start_trace("ring buffer");
 	/* The network programs are in place before the first instruction of the command. */
 	err = bpf_state_attach_cgroup(r->bpf, r->cg.dir_fd, &em);
 	if (err)
 		return sandbox_run_failed(r, "network enforcement", &em), err;
+	start_trace("cgroup programs");
 	err = start_proxies(r, &em);
 	if (err)
 		return sandbox_run_failed(r, "proxy", &em), err;
+	start_trace("proxy and resolver");
 	err = setup_launch(r, self_exe);
+	start_trace("environment and clone into the cgroup");
 	if (!err)
 		err = setup_enforce(r);
 	if (err)
 		return err;
+	start_trace("rules resolved, loaded and enforced");
 	/* Now with the command's pid, for bpfbox ps. */
 	register_sandbox(r);
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
 	sandbox_run_log_start(r);
+	start_trace("registered and start logged");
 	return 0;
 }
 
@@ -510,6 +522,7 @@ int sandbox_run_supervise(struct sandbox_run *r)
 
 	if (launch_go(&r->launch))
 		return sandbox_run_exec_failure_status(r);
+	start_trace("go");
 	so.pid = r->launch.pid;
 	so.pidfd = r->launch.pidfd;
 	so.cgroup_path = r->cg.path;
@@ -527,9 +540,11 @@ int sandbox_run_supervise(struct sandbox_run *r)
 	so.live = r->req.live;
 	so.live_ctx = r->req.live_ctx;
 	err = supervise(&so, &res);
+	start_trace("command ended");
 	/* Background jobs and daemons die with the command. */
 	cgroup_kill_all(r->cg.path, 5000);
 	supervise_reap_all();
+	start_trace("cgroup emptied");
 	sandbox_run_report_limits(r);
 	ring_buffer__consume(r->events);
 	sandbox_maps_pending(r->bpf, r->cg.id, kevent_report_pending, &r->kctx);
@@ -539,5 +554,6 @@ int sandbox_run_supervise(struct sandbox_run *r)
 		res.ended_by = "error";
 	}
 	sandbox_run_log_exit(r, &res);
+	start_trace("exit logged");
 	return res.exit_code;
 }
