@@ -170,6 +170,32 @@ if want startup; then
 				"$BPFBOX" exec -- true
 		fi
 	done
+	# Where a warm start's time goes: BPFBOX_TRACE_START=1 marks each step of a
+	# run (user/lib/start_trace.h); one start-step row per step and run, named
+	# root:STEP or daemon:STEP (the client's steps and its worker's). The
+	# worker's first step counts from the daemon's reading of the request.
+	trace_steps() { # trace_steps PREFIX CMD...
+		local prefix=$1 line step name
+		shift
+		{ "$@" 2>&1 >/dev/null || note "traced start failed: $*"; } | { grep 'bpfbox: start-trace' || true; } |
+			while read -r line; do
+				step=${line#*step=}
+				name=${step#* }
+				emit start-step "$prefix:${name// /-}" ms "${step%% *}"
+			done
+	}
+	if ((daemon_ok)); then
+		BPFBOX_TRACE_START=1 "$BPFBOX" daemon --socket "$T/daemon-trace.sock" --config "$T/p0.json" \
+			--log-file "$T/daemon-trace.ndjson" --max-per-user 0 2>"$T/daemon-trace.err" &
+		BG+=($!)
+		for _ in $(seq 100); do [ -S "$T/daemon-trace.sock" ] && break; sleep 0.1; done
+	fi
+	for ((i = 0; i < R; i++)); do
+		sample startup bpfbox-version "$BPFBOX" --version
+		trace_steps root env BPFBOX_TRACE_START=1 "$BPFBOX" exec -- true
+		[ -S "$T/daemon-trace.sock" ] && trace_steps daemon runuser -u bbbench -- env BPFBOX_TRACE_START=1 \
+			BPFBOX_SOCKET="$T/daemon-trace.sock" "$BPFBOX" exec -- true
+	done
 	for ((i = 0; i < COLD; i++)); do
 		"$BPFBOX" gc --all >/dev/null
 		sample startup bpfbox-cold "$BPFBOX" exec -- true
