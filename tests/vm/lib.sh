@@ -151,6 +151,13 @@ assert_not_contains() {
 	t_fail "$name" "unexpected lines in $1:" "$(grep -E -- "$2" "$1" | head -n 20)"
 }
 
+# Sandbox TMPDIRs a test made and left: bpfbox_tmpdirs_mark FILE lists those there
+# before it, bpfbox_new_tmpdirs FILE counts the ones that list does not name. One
+# that was there before (an earlier test's, its removal maybe still under way)
+# counts neither way; a leak of the test's own does.
+bpfbox_tmpdirs_mark() { find /tmp -mindepth 1 -maxdepth 1 -name 'bpfbox-*' | sort >"$1"; }
+bpfbox_new_tmpdirs() { find /tmp -mindepth 1 -maxdepth 1 -name 'bpfbox-*' | sort | comm -13 "$1" - | wc -l; }
+
 # Entries in bpfbox's pinned hash maps: the per-sandbox state in the kernel. The
 # pool of event buffers outlives sandboxes (ring_owners says which are in use).
 # Two bpftool batches (every map's type, then the hash maps' entries) rather than four

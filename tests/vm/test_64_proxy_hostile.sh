@@ -38,7 +38,7 @@ JSON
 count_state() { # cgroups registry tmpdirs map-entries
 	echo "$(ls /sys/fs/cgroup/bpfbox 2>/dev/null | grep -c '^bb-')" \
 		"$(ls /run/bpfbox/sandboxes 2>/dev/null | wc -l)" \
-		"$(ls /tmp | grep -c '^bpfbox-')" "$(bpfbox_map_entries)"
+		"$(bpfbox_new_tmpdirs "$T_TMP/tmpdirs.mark")" "$(bpfbox_map_entries)"
 }
 status_kb() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
@@ -56,6 +56,7 @@ assert_succeeds "HTTP serves on 127.0.0.1:8082 and an echo server on :8084" \
 # 2,000 client sockets in the sandbox; the supervisor holds at most max_clients.
 ulimit -n 8192
 assert_succeeds "a first sandbox runs" "$BPFBOX" exec --policy "$P" --log-file /dev/null -- true
+bpfbox_tmpdirs_mark "$T_TMP/tmpdirs.mark"
 base=$(count_state)
 
 "$BPFBOX" exec --policy "$P" --log-file "$LOG" -- \

@@ -97,7 +97,7 @@ sandbox_cgroups() { find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d -
 count_state() { # cgroups registry tmpdirs map-entries
 	echo "$(sandbox_cgroups | wc -l)" \
 		"$(find /run/bpfbox/sandboxes -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" \
-		"$(find /tmp -mindepth 1 -maxdepth 1 -name 'bpfbox-*' | wc -l)" "$(bpfbox_map_entries)"
+		"$(bpfbox_new_tmpdirs "$T_TMP/tmpdirs.mark")" "$(bpfbox_map_entries)"
 }
 # The host's trust store: names, link targets and contents.
 trust_sum() {
@@ -162,6 +162,7 @@ assert_succeeds "the sandbox prints its CA variables and copies the bundle" \
 		cp "$SSL_CERT_FILE" "$2/bundle1.pem"' sh "$VARS" "$W"
 ENVOUT=$T_TMP/env.txt
 cp "$T_OUT" "$ENVOUT"
+bpfbox_tmpdirs_mark "$T_TMP/tmpdirs.mark"
 base=$(count_state)
 bundle=$(sed -n 's/^SSL_CERT_FILE=//p' "$ENVOUT")
 tmpdir=$(sed -n 's/^TMPDIR=//p' "$ENVOUT")

@@ -626,8 +626,9 @@ g_state() {
 	echo "map_entries=$(bpfbox_map_entries)" \
 		"cgroups=$(find /sys/fs/cgroup/bpfbox -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)" \
 		"registry=$(find /run/bpfbox/sandboxes -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" \
-		"tmpdirs=$(find /tmp -maxdepth 1 -name 'bpfbox-*' | wc -l)"
+		"tmpdirs=$(bpfbox_new_tmpdirs "$T_TMP/tmpdirs.mark")"
 }
+bpfbox_tmpdirs_mark "$T_TMP/tmpdirs.mark"
 G_BEFORE=$(g_state)
 LOG=$T_TMP/g.ndjson OUT=$T_TMP/g.out
 box_start g "$PGA" python3 "$CHECK" hammer "$S/stop-g" "$S/g/denied" "$S/g/allowed"
