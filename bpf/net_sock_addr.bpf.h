@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Network: cgroup sock_addr programs on each sandbox cgroup let nothing out
- * but the sandbox's own proxy on loopback (DNS goes to the sandbox's resolver,
- * learned addresses to its transparent proxy, which recvmsg and getpeername
- * hide again); bind programs keep servers on loopback.
+ * Network: cgroup sock_addr programs, attached once to the cgroup that holds
+ * every sandbox, let nothing out of a sandbox but its own proxy on loopback
+ * (DNS goes to the sandbox's resolver, learned addresses to its transparent
+ * proxy, which recvmsg and getpeername hide again); bind programs keep
+ * servers on loopback.
  */
 #ifndef BPFBOX_NET_SOCK_ADDR_BPF_H
 #define BPFBOX_NET_SOCK_ADDR_BPF_H
@@ -13,6 +14,15 @@
 
 #define CGROUP_ALLOW 1
 #define CGROUP_DENY 0
+
+/*
+ * No sandbox of this build: a sandbox of another build under the shared
+ * parent cgroup (an upgrade, a second install), whose own programs, attached
+ * beside these, decide; or a task that is not the socket's owner (a socket
+ * handed out of a sandbox), which could make its own. Each sandbox's tasks
+ * are found by their cgroup, which they cannot leave.
+ */
+#define NOT_OURS CGROUP_ALLOW
 
 /*
  * Is the socket at this loopback destination one the sandbox bound itself?
@@ -170,7 +180,7 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u32 op)
 
 	sb = current_sandbox(&id);
 	if (!sb)
-		return CGROUP_DENY; /* only sandbox cgroups carry this program: fail closed */
+		return NOT_OURS;
 	if (port == DNS_PORT && sb->dns_port4 && dns_transport(type, proto)) {
 		__u32 via[4] = { bpf_htonl(LOOPBACK4) };
 		struct bb_redirect *r;
@@ -233,7 +243,7 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u32 op)
 	port = bpf_ntohs(raw_port);
 	sb = current_sandbox(&id);
 	if (!sb)
-		return CGROUP_DENY;
+		return NOT_OURS;
 	mapped = v4_mapped(ip6);
 	if (port == DNS_PORT && dns_transport(type, proto) && (mapped ? sb->dns_port4 : sb->dns_port6)) {
 		/* An IPv4-mapped server is reached at ::ffff:127.0.0.1, any other at ::1. */
@@ -384,7 +394,7 @@ int bb_bind4(struct bpf_sock_addr *ctx)
 
 	sb = current_sandbox(&id);
 	if (!sb)
-		return CGROUP_DENY;
+		return NOT_OURS;
 	return bind_check(sb, id, loopback4(bpf_ntohl(raw_ip)), AF_INET, addr, bpf_ntohs(raw_port), proto);
 }
 
@@ -401,7 +411,7 @@ int bb_bind6(struct bpf_sock_addr *ctx)
 	ip6[3] = ctx->user_ip6[3];
 	sb = current_sandbox(&id);
 	if (!sb)
-		return CGROUP_DENY;
+		return NOT_OURS;
 	return bind_check(sb, id, v6_loopback(ip6) || (v4_mapped(ip6) && loopback4(bpf_ntohl(ip6[3]))), AF_INET6,
 			  ip6, bpf_ntohs(raw_port), proto);
 }
@@ -414,7 +424,7 @@ static __always_inline int remember_owner(struct bpf_sock *sk, bool loopback)
 
 	sb = current_sandbox(&id);
 	if (!sb)
-		return CGROUP_DENY;
+		return NOT_OURS;
 	if (loopback && (sb->flags & BB_SB_ALLOW_LOCAL_BIND)) {
 		owner = bpf_sk_storage_get(&sock_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 		if (!owner)

@@ -26,7 +26,9 @@
 
 #include "commands.h"
 #include "probe.skel.h"
+#include "sandbox/bpf_state.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/cgroup_attach.h"
 
 struct check {
 	const char *name;
@@ -277,6 +279,24 @@ out:
 	cgroup_destroy(&cg);
 }
 
+/* Whether the network programs go on the parent of every sandbox once, or on each sandbox (cgroup_attach.h). */
+static void check_cgroup_attach(struct report *r)
+{
+	char pin_dir[PATH_MAX];
+	struct check *c = add(r, "cgroup-attach", false);
+	int mode;
+
+	if (bpf_state_pin_dir(pin_dir, sizeof(pin_dir))) {
+		snprintf(c->detail, sizeof(c->detail), "the pin directory's name is too long");
+		return;
+	}
+	mode = cgroup_attach_mode(pin_dir, c->detail, sizeof(c->detail));
+	c->pass = mode >= 0;
+	if (mode < 0)
+		snprintf(c->fix, sizeof(c->fix), "detach the program named above from bpfbox's cgroup (bpftool cgroup "
+						 "detach), or have it attached with BPF_F_ALLOW_MULTI");
+}
+
 static void check_ringbuf(struct report *r)
 {
 	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bb_probe", 0, 0, 4096, NULL);
@@ -357,6 +377,7 @@ int cmd_doctor(int argc, char **argv)
 	check_ringbuf(&r);
 	check_lsm_fires(&r);
 	check_cgroup_programs(&r);
+	check_cgroup_attach(&r);
 	for (int i = 0; i < r.n; i++)
 		ok = ok && r.checks[i].pass;
 	if (json)

@@ -71,7 +71,7 @@ int daemon_setup_state(struct daemon *d, struct errmsg *em)
 	/* The shared programs stay loaded and pinned while the daemon runs; none is started without them. */
 	err = bpf_state_open(&d->bpf, &why);
 	if (err) {
-		errmsg_set(em, 0, "BPF-LSM enforcement is not available: %s (bpfbox doctor says how to fix the host)",
+		errmsg_set(em, 0, "kernel enforcement cannot be set up: %s (bpfbox doctor says how to fix the host)",
 			   why.text);
 		return err;
 	}

@@ -18,31 +18,12 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_state.h"
+#include "cgroup_attach.h"
 #include "bpfbox.h"
 #include "bpfbox.skel.h"
 #include "policy/mandatory.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
-
-static const char *const net_prog_names[NET_PROG_COUNT] = {
-	[NET_CONNECT4] = "bb_connect4",	    [NET_CONNECT6] = "bb_connect6",
-	[NET_SENDMSG4] = "bb_sendmsg4",	    [NET_SENDMSG6] = "bb_sendmsg6",
-	[NET_BIND4] = "bb_bind4",	    [NET_BIND6] = "bb_bind6",
-	[NET_POST_BIND4] = "bb_post_bind4", [NET_POST_BIND6] = "bb_post_bind6",
-	[NET_RECVMSG4] = "bb_recvmsg4",	    [NET_RECVMSG6] = "bb_recvmsg6",
-	[NET_GETPEERNAME4] = "bb_getpeername4", [NET_GETPEERNAME6] = "bb_getpeername6",
-	[NET_SOCKOPS] = "bb_sockops",		    [NET_SOCK_RELEASE] = "bb_sock_release",
-};
-
-static const enum bpf_attach_type net_attach_types[NET_PROG_COUNT] = {
-	[NET_CONNECT4] = BPF_CGROUP_INET4_CONNECT,     [NET_CONNECT6] = BPF_CGROUP_INET6_CONNECT,
-	[NET_SENDMSG4] = BPF_CGROUP_UDP4_SENDMSG,      [NET_SENDMSG6] = BPF_CGROUP_UDP6_SENDMSG,
-	[NET_BIND4] = BPF_CGROUP_INET4_BIND,	       [NET_BIND6] = BPF_CGROUP_INET6_BIND,
-	[NET_POST_BIND4] = BPF_CGROUP_INET4_POST_BIND, [NET_POST_BIND6] = BPF_CGROUP_INET6_POST_BIND,
-	[NET_RECVMSG4] = BPF_CGROUP_UDP4_RECVMSG,      [NET_RECVMSG6] = BPF_CGROUP_UDP6_RECVMSG,
-	[NET_GETPEERNAME4] = BPF_CGROUP_INET4_GETPEERNAME, [NET_GETPEERNAME6] = BPF_CGROUP_INET6_GETPEERNAME,
-	[NET_SOCKOPS] = BPF_CGROUP_SOCK_OPS,	       [NET_SOCK_RELEASE] = BPF_CGROUP_INET_SOCK_RELEASE,
-};
 
 /* A build's pins are kept apart from other builds': the object's bytes name the directory. */
 int bpf_state_pin_dir(char *out, size_t len)
@@ -202,8 +183,8 @@ static int load_and_pin(struct bpf_state *st, struct errmsg *em)
 	}
 	/* The cgroup programs are pinned last: their presence marks a complete set. */
 	for (int i = 0; i < NET_PROG_COUNT; i++) {
-		prog = bpf_object__find_program_by_name(st->skel->obj, net_prog_names[i]);
-		snprintf(path, sizeof(path), "%s/progs/%s", st->pin_dir, net_prog_names[i]);
+		prog = bpf_object__find_program_by_name(st->skel->obj, cgroup_prog_name(i));
+		snprintf(path, sizeof(path), "%s/progs/%s", st->pin_dir, cgroup_prog_name(i));
 		err = bpf_program__pin(prog, path);
 		if (err)
 			return errmsg_set(em, err, "pinning %s", path);
@@ -216,7 +197,7 @@ static bool pinned_set_complete(const char *pin_dir)
 {
 	char path[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "%s/progs/%s", pin_dir, net_prog_names[NET_PROG_COUNT - 1]);
+	snprintf(path, sizeof(path), "%s/progs/%s", pin_dir, cgroup_prog_name(NET_PROG_COUNT - 1));
 	return access(path, F_OK) == 0;
 }
 
@@ -403,7 +384,6 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	char lock_path[] = BPFBOX_RUN_DIR "/bpf.lock";
-	char path[PATH_MAX + 64];
 	struct bpf_state *st;
 	struct bpf_program *prog;
 	int lock_fd = -1, err;
@@ -443,14 +423,6 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 		err = open_pinned_maps(st, em);
 		if (err)
 			goto cleanup;
-		for (int i = 0; i < NET_PROG_COUNT; i++) {
-			snprintf(path, sizeof(path), "%s/progs/%s", st->pin_dir, net_prog_names[i]);
-			st->net_prog_fd[i] = bpf_obj_get(path);
-			if (st->net_prog_fd[i] < 0) {
-				err = errmsg_set(em, -errno, "opening pinned program %s", path);
-				goto cleanup;
-			}
-		}
 	} else {
 		opts.pin_root_path = st->pin_dir;
 		st->skel = bpfbox_bpf__open_opts(&opts);
@@ -469,13 +441,17 @@ int bpf_state_open(struct bpf_state **out, struct errmsg *em)
 			goto cleanup;
 		}
 		for (int i = 0; i < NET_PROG_COUNT; i++) {
-			prog = bpf_object__find_program_by_name(st->skel->obj, net_prog_names[i]);
+			prog = bpf_object__find_program_by_name(st->skel->obj, cgroup_prog_name(i));
 			st->net_prog_fd[i] = fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3);
 		}
 		err = open_pinned_maps(st, em);
 		if (err)
 			goto cleanup;
 	}
+	/* Once for every sandbox, still under the lock: a start attaches nothing. */
+	err = cgroup_attach_parent(st, em);
+	if (err)
+		goto cleanup;
 	close(lock_fd);
 	*out = st;
 	return 0;
@@ -500,12 +476,3 @@ void bpf_state_close(struct bpf_state *st)
 	free(st);
 }
 
-int bpf_state_attach_cgroup(const struct bpf_state *st, int cgroup_fd, struct errmsg *em)
-{
-	for (int i = 0; i < NET_PROG_COUNT; i++) {
-		/* Not a link: the attachment belongs to the cgroup and outlives this process. */
-		if (bpf_prog_attach(st->net_prog_fd[i], cgroup_fd, net_attach_types[i], 0))
-			return errmsg_set(em, -errno, "attaching %s to the sandbox cgroup", net_prog_names[i]);
-	}
-	return 0;
-}

@@ -64,14 +64,14 @@ struct bpf_state {
 	int net_prog_fd[NET_PROG_COUNT];
 	char pin_dir[PATH_MAX];
 	bool loaded_here; /* this launcher loaded and attached the programs */
+	bool attach_per_sandbox; /* the cgroup programs go on each sandbox's cgroup (cgroup_attach.h) */
+	char attach_note[512];	 /* why */
 	int user_lock_fd; /* shared lock on this build's set, held while in use */
 };
 
 /* Loads or reuses the pinned set; negative errno with em filled on failure. */
 int bpf_state_open(struct bpf_state **out, struct errmsg *em);
 void bpf_state_close(struct bpf_state *st);
-/* Attaches the network programs to a sandbox cgroup; they stay until the cgroup is removed. */
-int bpf_state_attach_cgroup(const struct bpf_state *st, int cgroup_fd, struct errmsg *em);
 /*
  * Removes other builds' program sets that no launcher holds and no sandbox
  * uses: every attached set costs outsiders a lookup per hook. Returns how many.

@@ -15,6 +15,7 @@
 
 #include "bpfbox.h"
 #include "bpf_state.h"
+#include "cgroup_attach.h"
 #include "lib/signals.h"
 #include "lib/start_trace.h"
 #include "registry.h"
@@ -475,7 +476,7 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 	start_trace("secrets and signals");
 	err = bpf_state_open(&r->bpf, &em);
 	if (err)
-		return sandbox_run_failed(r, "BPF-LSM enforcement is not available", &em), err;
+		return sandbox_run_failed(r, "kernel enforcement cannot be set up", &em), err;
 	start_trace("BPF state opened");
 	/* Leftovers of supervisors that died (SIGKILL) go before a new sandbox starts. */
 	sandbox_gc_dead(r->bpf, false, NULL, NULL);
@@ -490,8 +491,8 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 	if (err)
 		return err;
 	start_trace("ring buffer");
-	/* The network programs are in place before the first instruction of the command. */
-	err = bpf_state_attach_cgroup(r->bpf, r->cg.dir_fd, &em);
+	/* The network programs are in place before the first instruction of the command (inherited from the parent, or attached here). */
+	err = cgroup_attach_sandbox(r->bpf, r->cg.dir_fd, &em);
 	if (err)
 		return sandbox_run_failed(r, "network enforcement", &em), err;
 	start_trace("cgroup programs");

@@ -9,6 +9,7 @@
  *   bbtry bpf                    BPF_PROG_GET_NEXT_ID
  *   bbtry fds                    lists the open descriptors above 2
  *   bbtry read PATH              open + read (prints the first line)
+ *   bbtry connect4 IP PORT       a TCP connect, the program's first act after its libc's start
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -142,8 +146,20 @@ static int list_fds(void)
 	return 0;
 }
 
+static int try_connect4(const char *ip, const char *port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || inet_pton(AF_INET, ip, &sin.sin_addr) != 1)
+		return result(-1);
+	return result(connect(fd, (struct sockaddr *)&sin, sizeof(sin)));
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "connect4"))
+		return try_connect4(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "handle"))
 		return try_handle(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "openat2"))
