@@ -10,6 +10,7 @@
  *   bbtry fds                    lists the open descriptors above 2
  *   bbtry read PATH              open + read (prints the first line)
  *   bbtry connect4 IP PORT       a TCP connect, the program's first act after its libc's start
+ *   bbtry cgprogs CGROUP own|effective  how many connect4 programs the kernel lists for a cgroup
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -130,6 +131,24 @@ static int try_bpf(void)
 	return result((int)syscall(SYS_bpf, BPF_PROG_GET_NEXT_ID, &attr, sizeof(attr)));
 }
 
+/* The kernel's own count, whatever bpftool's version shows by default. */
+static int cgroup_progs(const char *cgroup, const char *which)
+{
+	union bpf_attr attr;
+	int fd = open(cgroup, O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0)
+		return result(-1);
+	memset(&attr, 0, sizeof(attr));
+	attr.query.target_fd = (unsigned)fd;
+	attr.query.attach_type = BPF_CGROUP_INET4_CONNECT;
+	attr.query.query_flags = strcmp(which, "effective") ? 0 : BPF_F_QUERY_EFFECTIVE;
+	if (syscall(SYS_bpf, BPF_PROG_QUERY, &attr, sizeof(attr)))
+		return result(-1);
+	printf("%u\n", attr.query.prog_cnt);
+	return 0;
+}
+
 static int list_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -170,6 +189,8 @@ int main(int argc, char **argv)
 		return result((int)ptrace(PTRACE_ATTACH, atoi(argv[2]), NULL, NULL));
 	if (argc == 2 && !strcmp(argv[1], "bpf"))
 		return try_bpf();
+	if (argc == 4 && !strcmp(argv[1], "cgprogs"))
+		return cgroup_progs(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "fds"))
 		return list_fds();
 	if (argc == 3 && !strcmp(argv[1], "read"))
