@@ -50,14 +50,17 @@ assert_contains "$T_OUT" '^PASS cgroup-attach .*attached once to /sys/fs/cgroup/
 assert_succeeds "the links are pinned with the build's pins" \
 	bash -c 'ls /sys/fs/bpf/bpfbox/*/links/ | grep -c "^cgroup_bb_" | grep -qx 14'
 
-box sleep 30 &
+# bpfbox itself in the background (not a function's subshell), so the kill below reaches it.
+"$BPFBOX" exec --policy "$P" --log-file "$LOG" -- sleep 300 &
 bg=$!
 id=""
-for _ in $(seq 100); do
-	id=$(ls "$PARENT" | grep '^bb-' | head -1)
-	[ -n "$id" ] && [ -s "$PARENT/$id/cgroup.procs" ] && break
+for _ in $(seq 300); do
+	id=$(ls "$PARENT" | grep '^bb-' | head -1 || true)
+	# cgroupfs files have no size: read the list of processes.
+	[ -n "$id" ] && grep -q . "$PARENT/$id/cgroup.procs" 2>/dev/null && break
 	sleep 0.1
 done
+assert_succeeds "the sandbox's cgroup is found" test -n "$id"
 # The kernel's counts (bpftool's default listing differs between versions).
 assert_eq "0 1" "$("$BBTRY" cgprogs "$PARENT/$id" own) $("$BBTRY" cgprogs "$PARENT/$id" effective)" \
 	"a running sandbox's cgroup has no connect4 program of its own (its start attached nothing) and runs one"
