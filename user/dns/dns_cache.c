@@ -242,7 +242,7 @@ int dns_cache_get(struct dns_cache *c, const uint8_t *query, const struct dns_qu
 		return 0;
 	age = (uint32_t)((now_ms - e->stored_ms) / 1000);
 	memcpy(out, e->msg, e->len);
-	if (dns_answer_age(out, e->len, age)) {
+	if (dns_answer_age(e->msg, out, e->len, age)) {
 		drop(c, e); /* cannot happen: it was scanned when kept */
 		return 0;
 	}

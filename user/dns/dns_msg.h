@@ -120,12 +120,14 @@ struct dns_answer_info {
 int dns_answer_scan(const uint8_t *msg, size_t len, struct dns_answer_info *info);
 
 /*
- * Lowers the TTL of every record of an answer by age seconds, never below
- * 0; an OPT record's TTL field holds flags and is left alone. The message is
- * walked as dns_answer_scan does. Returns 0 or -EINVAL (then some TTLs may be
- * lowered already).
+ * Writes to out (a copy of msg, len bytes; not msg itself) the TTL of every
+ * record of msg lowered by age seconds, never below 0; an OPT record's TTL
+ * field holds flags and is left alone. The records are found in msg, as
+ * dns_answer_scan finds them, so a hostile name pointing into a TTL field
+ * cannot change which bytes are written. Returns 0 or -EINVAL (then some
+ * TTLs may be written already).
  */
-int dns_answer_age(uint8_t *msg, size_t len, uint32_t age);
+int dns_answer_age(const uint8_t *msg, uint8_t *out, size_t len, uint32_t age);
 
 /* A fuzzing entry point: both parsers on arbitrary bytes. Returns 0. */
 int dns_fuzz_one(const uint8_t *data, size_t len);
