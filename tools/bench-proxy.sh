@@ -14,8 +14,10 @@
 #                     (the path needs an address the sandbox learned, never loopback):
 #                     throughput_mib_s {direct, explicit_http, transparent_http},
 #                     connections_per_s {direct, explicit, transparent},
-#                     dns_answer_ms {upstream, sandbox} (dnsmasq asked directly, and
-#                     through the sandbox's resolver), with ratios
+#                     dns_answer_ms {upstream, sandbox, sandbox_cached} (dnsmasq asked
+#                     directly; through the sandbox's resolver, each query asked of
+#                     dnsmasq; the same for a name with a TTL, answered from the
+#                     resolver's cache after the first), with ratios
 #   tls               TLS termination against the same HTTPS tunnelled:
 #                     throughput_mib_s {tunnelled, terminated},
 #                     handshakes_per_s {tunnelled_1, terminated_1, tunnelled_32,
@@ -76,7 +78,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else
 # the upstream resolver. Prints the "transparent" JSON object (run it with
 # stdout to a file, not in $(...): the servers it starts belong to cleanup).
 transparent() {
-	local rsrc=10.201.0.2:18080 tp=$tmp/tpolicy.json d dx dt rd rx rt qu qs
+	local rsrc=10.201.0.2:18080 tp=$tmp/tpolicy.json d dx dt rd rx rt qu qs qc
 	ip netns add bbbench && ip link add bbbveth0 type veth peer name bbbveth1 &&
 		ip link set bbbveth1 netns bbbench && ip addr add 10.201.0.1/24 dev bbbveth0 &&
 		ip link set bbbveth0 up && ip -n bbbench addr add 10.201.0.2/24 dev bbbveth1 &&
@@ -85,6 +87,7 @@ transparent() {
 	pids+=($!)
 	ip netns exec bbbench dnsmasq --conf-file=/dev/null --pid-file= --keep-in-foreground --no-resolv --no-hosts \
 		--bind-interfaces --listen-address=10.201.0.2 --user=root --host-record=bench.test,10.201.0.2 \
+		--host-record=cached.bench.test,10.201.0.2,3600 \
 		>/dev/null 2>>"$tmp/err" &
 	pids+=($!)
 	for _ in $(seq 300); do
@@ -95,7 +98,7 @@ transparent() {
 	echo "nameserver 10.201.0.2" >/etc/resolv.conf
 	echo "10.201.0.2 bench.test" >>/etc/hosts
 	cat >"$tp" <<JSON
-{ "network": { "allowedDomains": ["bench.test:18080"], "deniedDomains": [] },
+{ "network": { "allowedDomains": ["bench.test:18080", "cached.bench.test"], "deniedDomains": [] },
   "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }
 JSON
 	tboxed() { "$bpfbox" exec --policy "$tp" --log-file "$tmp/tlog" -- bash -c "$1" bench "${@:2}"; }
@@ -113,15 +116,18 @@ JSON
 	rt=$(tboxed 'python3 "$1" rate "$2" "$3"' "$helper" "http://bench.test:18080/16" "$seconds")
 	qu=$(python3 "$helper" dns 10.201.0.2 bench.test 200)
 	# The same query from inside: the kernel sends it to the sandbox's resolver, which asks dnsmasq.
+	# dnsmasq gives its host-records TTL 0, which the resolver never caches: each of these is asked of it.
 	qs=$(tboxed 'python3 "$1" dns 10.201.0.2 bench.test 200' "$helper")
+	# A name with a TTL: the first query is asked of dnsmasq, the other 199 come from the resolver's cache.
+	qc=$(tboxed 'python3 "$1" dns 10.201.0.2 cached.bench.test 200' "$helper")
 	printf '{"throughput_mib_s":{"direct":%s,"explicit_http":%s,"transparent_http":%s},' "$d" "$dx" "$dt"
 	printf '"connections_per_s":{"direct":%s,"explicit":%s,"transparent":%s},' "$rd" "$rx" "$rt"
-	printf '"dns_answer_ms":{"upstream":%s,"sandbox":%s},' "$qu" "$qs"
+	printf '"dns_answer_ms":{"upstream":%s,"sandbox":%s,"sandbox_cached":%s},' "$qu" "$qs" "$qc"
 	printf '"ratios":{"throughput_transparent_vs_direct":%s,"throughput_transparent_vs_explicit":%s,' \
 		"$(ratio "$dt" "$d")" "$(ratio "$dt" "$dx")"
 	printf '"connections_transparent_vs_direct":%s,"connections_transparent_vs_explicit":%s,' \
 		"$(ratio "$rt" "$rd")" "$(ratio "$rt" "$rx")"
-	printf '"dns_sandbox_vs_upstream":%s}}' "$(ratio "$qs" "$qu")"
+	printf '"dns_sandbox_vs_upstream":%s,"dns_cached_vs_upstream":%s}}' "$(ratio "$qs" "$qu")" "$(ratio "$qc" "$qu")"
 }
 
 # TLS termination (network.tlsTerminate) against the same HTTPS source tunnelled:

@@ -155,6 +155,7 @@ def seeds():
         s["parsers"].add(dns_query(name, 1))
         s["parsers"].add(dns_query(name, 28))
         s["parsers"].add(dns_answer(name))
+        s["parsers"].add(dns_negative(name))
         s["parsers"].add(client_hello(name))
     return s
 
@@ -179,6 +180,15 @@ def dns_answer(name):
     return (b"\x12\x34\x81\x80\x00\x01\x00\x02\x00\x00\x00\x00" + q +
             b"\xc0\x0c\x00\x05\x00\x01\x00\x00\x01\x2c" + len(cname).to_bytes(2, "big") + cname +
             b"\xc0" + bytes([12 + len(q)]) + b"\x00\x01\x00\x01\x00\x00\x01\x2c\x00\x04\x7f\x00\x00\x01")
+
+
+def dns_negative(name):
+    """NXDOMAIN with an SOA in the authority section and an EDNS OPT record (the cache's negative case)."""
+    q = dns_name(name) + b"\x00\x01\x00\x01"
+    soa = b"\x02ns\xc0\x0c" + b"\x04host\xc0\x0c" + bytes(16) + b"\x00\x00\x00\x3c"
+    return (b"\x12\x34\x81\x83\x00\x01\x00\x00\x00\x01\x00\x01" + q +
+            b"\xc0\x0c\x00\x06\x00\x01\x00\x00\x0e\x10" + len(soa).to_bytes(2, "big") + soa +
+            b"\x00\x00\x29\x04\xd0\x00\x00\x80\x00\x00\x00")
 
 
 def client_hello(name):

@@ -316,7 +316,7 @@ static void *upstream_thread(void *arg)
 }
 
 struct seen {
-	int answers, events, denied;
+	int answers, events, denied, cached;
 	char last_rule[64];
 	struct dns_addr addr;
 };
@@ -341,6 +341,7 @@ static void t_event(void *ctx, const struct dns_query_event *ev)
 
 	s->events++;
 	s->denied += !ev->allowed;
+	s->cached += ev->cached;
 	snprintf(s->last_rule, sizeof(s->last_rule), "%s", ev->rule);
 }
 
@@ -422,21 +423,6 @@ static void test_live_resolver(void **state)
 	assert_int_equal(dns_server_start(&cfg, &srv, &p4, &p6), 0);
 	assert_true(p4 > 0);
 
-	n = ask_udp(p4, "allowed.test", ans, sizeof(ans));
-	assert_true(n > 12);
-	assert_int_equal(ans[0], 0x42); /* the client's id, not the upstream's */
-	assert_int_equal(ans[1], 0x42);
-	assert_int_equal(ans[3] & 0xf, 0);
-	assert_int_equal(ans[7], 1);
-	assert_int_equal(seen.answers, 1);
-	assert_memory_equal(seen.addr.addr, ((uint8_t[]){ 192, 0, 2, 7 }), 4);
-
-	n = ask_udp(p4, "denied.test", ans, sizeof(ans));
-	assert_true(n > 12);
-	assert_int_equal(ans[3] & 0xf, DNS_RCODE_NXDOMAIN);
-	assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 1); /* never asked upstream */
-	assert_string_equal(seen.last_rule, "default:network");
-
 	/*
 	 * Upstream gets a query rebuilt from the question: lower case, only RD,
 	 * an OPT record without the client's options (here an 8-byte cookie,
@@ -460,8 +446,28 @@ static void test_live_resolver(void **state)
 		want[8 + 4 + 14 + 4 + 4] = 1232 & 0xff;
 		assert_int_equal(u.last_len, wn);
 		assert_memory_equal(u.last + 2, want + 2, wn - 2); /* all but the random id */
-		assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 2);
+		assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 1);
+		assert_int_equal(seen.answers, 1);
+		assert_memory_equal(seen.addr.addr, ((uint8_t[]){ 192, 0, 2, 7 }), 4);
 	}
+	/* The same question again (EDNS too) is answered from the cache with this client's id. */
+	n = ask_udp(p4, "allowed.test", ans, sizeof(ans));
+	assert_true(n > 12);
+	assert_int_equal(ans[0], 0x42); /* the client's id, not the upstream's */
+	assert_int_equal(ans[1], 0x42);
+	assert_int_equal(ans[3] & 0xf, 0);
+	assert_int_equal(ans[7], 1);
+	assert_memory_equal(ans + 12, "\7allowed\4test", 14);
+	assert_int_equal(seen.answers, 2); /* its addresses handed over again */
+	assert_int_equal(seen.cached, 1); /* and its event says where it came from */
+	assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 1);
+
+	n = ask_udp(p4, "denied.test", ans, sizeof(ans));
+	assert_true(n > 12);
+	assert_int_equal(ans[3] & 0xf, DNS_RCODE_NXDOMAIN);
+	assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 1); /* never asked upstream */
+	assert_string_equal(seen.last_rule, "default:network");
+
 	/* A type the policy does not answer for an allowed name: REFUSED, never asked upstream. */
 	{
 		uint8_t q[512];
@@ -470,7 +476,7 @@ static void test_live_resolver(void **state)
 		n = ask_udp_raw(p4, q, qn, ans, sizeof(ans));
 		assert_true(n >= 12);
 		assert_int_equal(ans[3] & 0xf, DNS_RCODE_REFUSED);
-		assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 2);
+		assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 1);
 		assert_string_equal(seen.last_rule, "default:dnsQueryTypes");
 	}
 
@@ -485,6 +491,17 @@ static void test_live_resolver(void **state)
 	assert_int_equal(ans[5] & 0xf, DNS_RCODE_NXDOMAIN);
 	assert_int_equal(seen.denied, 3);
 	assert_int_equal(seen.events, 6);
+	assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 2); /* no EDNS: another key */
+
+	/* A flush (a live policy update) empties the cache: the next answer is the upstream's, then kept. */
+	dns_server_flush_cache(srv);
+	n = ask_udp(p4, "allowed.test", ans, sizeof(ans));
+	assert_true(n > 12);
+	assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 3);
+	n = ask_udp(p4, "allowed.test", ans, sizeof(ans));
+	assert_true(n > 12);
+	assert_int_equal(__atomic_load_n(&u.queries, __ATOMIC_SEQ_CST), 3);
+	assert_int_equal(seen.cached, 2);
 
 	dns_server_stop(srv);
 	/* Wakes the upstream's recvfrom with 0, even on an unconnected UDP socket. */

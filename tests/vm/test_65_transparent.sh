@@ -56,7 +56,9 @@ ip netns exec bbremote dnsmasq --conf-file=/dev/null --pid-file= --keep-in-foreg
 	--host-record=a.wild.test,10.200.0.2 --host-record=bad.wild.test,10.200.0.2 \
 	--host-record=port.test,10.200.0.2 --host-record=cdn.other.test,10.200.0.2 \
 	--host-record=other.test,10.200.0.3 --host-record=ssh.test,10.200.0.2 \
-	--cname=alias.wild.test,cdn.other.test 2>>"$T_TMP/servers.log" &
+	--cname=alias.wild.test,cdn.other.test \
+	--host-record=cache.test,10.200.0.2,600 --host-record=short.test,10.200.0.2,4 \
+	--host-record=revoked.test,10.200.0.2,600 2>>"$T_TMP/servers.log" &
 NET_PIDS+=($!)
 dnsmasq_up() {
 	for _ in $(seq 100); do
@@ -333,6 +335,70 @@ if t_share 1; then
 		grep -q '^GET /hello.txt HTTP/1.1 host=allowed.test$' "$SERVE_LOG"
 else
 	t_skip "loose request lines on the transparent path" "its subject is the proxy in user space: it runs in $(t_share_where 1)"
+fi
+
+# The sandbox's resolver caches answers (docs/network.md, "The sandbox's DNS"): a repeated
+# question within its TTL never reaches dnsmasq, one past its TTL does, and a name a live
+# update denies is refused though its answer was cached. The names above carry TTLs
+# (dnsmasq's own host-records have TTL 0, which nothing caches).
+if t_share 2; then
+	CLOG=$T_TMP/cache.ndjson
+	PC=$T_TMP/policy-cache.json
+	cat >"$PC" <<JSON
+{
+  "network": { "allowedDomains": ["cache.test", "short.test", "revoked.test"], "deniedDomains": [] },
+  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] }
+}
+JSON
+	asked() { grep -c "query\[A\] $1 from" "$DNSLOG"; }
+	t_exec "$BPFBOX" exec --policy "$PC" --log-file "$CLOG" -- \
+		sh -c 'getent ahostsv4 cache.test && getent ahostsv4 CaChE.TeSt && getent ahostsv4 cache.test'
+	assert_eq 0 "$T_RC" "cache: three lookups of one name in one sandbox are answered"
+	assert_eq 3 "$(grep -Ec '^10\.200\.0\.2 +STREAM' "$T_OUT")" "cache: each with the address"
+	assert_eq 1 "$(asked cache.test)" "cache: dnsmasq was asked once (the repeats came from the cache)"
+	LOG=$CLOG assert_event "cache: a repeat's event says it came from the cache, with its addresses" \
+		'.event.action == "dns-query" and .dns.question.name == "cache.test" and .bpfbox.dns.cached == true and .event.outcome == "success" and .dns.response_code == "NOERROR" and .bpfbox.dns.addresses == 1'
+	LOG=$CLOG assert_event "cache: the first answer's event has no cached field" \
+		'.event.action == "dns-query" and .dns.question.name == "cache.test" and (.bpfbox.dns | has("cached") | not)'
+	t_exec "$BPFBOX" exec --policy "$PC" --log-file "$CLOG" -- getent ahostsv4 cache.test
+	assert_eq 2 "$(asked cache.test)" "cache: another sandbox has its own cache (dnsmasq asked again)"
+
+	t_exec "$BPFBOX" exec --policy "$PC" --log-file "$CLOG" -- \
+		sh -c 'getent ahostsv4 short.test && getent ahostsv4 short.test && sleep 6 && getent ahostsv4 short.test'
+	assert_eq 3 "$(grep -Ec '^10\.200\.0\.2 +STREAM' "$T_OUT")" "cache: a name with a 4 s TTL answered three times"
+	assert_eq 2 "$(asked short.test)" "cache: dnsmasq asked once within the TTL, and again past it"
+
+	# A live update revokes a name whose answer is cached: the next query is refused (NXDOMAIN).
+	mkfifo "$T_TMP/cache.ctl"
+	"$BPFBOX" exec --policy "$PC" --control-fd 3 --log-file "$CLOG" -- sh -c '
+		getent ahostsv4 revoked.test >/dev/null && getent ahostsv4 revoked.test >/dev/null && echo cached-ok
+		for _ in $(seq 600); do [ -e "$1" ] && break; sleep 0.1; done
+		if getent ahostsv4 revoked.test; then echo after-update-answered; else echo after-update-refused; fi
+		getent ahostsv4 cache.test >/dev/null && echo kept-answered' sh "$T_TMP/cache.go" \
+		3<"$T_TMP/cache.ctl" >"$T_TMP/cache.out" 2>&1 </dev/null &
+	cpid=$!
+	exec {cfd}>"$T_TMP/cache.ctl"
+	cache_out() { grep -q "$1" "$T_TMP/cache.out"; }
+	updated() { grep -q '"policy-updated"' "$CLOG"; }
+	for _ in $(seq 300); do cache_out cached-ok && break; sleep 0.1; done
+	assert_succeeds "cache: revoked.test is answered twice before the update" cache_out cached-ok
+	(jq -c '.network.allowedDomains = ["cache.test", "short.test"]' "$PC" >&"$cfd") 2>/dev/null
+	for _ in $(seq 300); do updated && break; sleep 0.1; done
+	assert_succeeds "cache: the live update is applied" updated
+	touch "$T_TMP/cache.go"
+	for _ in $(seq 300); do cache_out kept-answered && break; sleep 0.1; done
+	exec {cfd}>&-
+	wait "$cpid"
+	assert_succeeds "cache: after the update the revoked name is refused, though its answer was cached" \
+		cache_out after-update-refused
+	assert_succeeds "cache: a name the update kept is still answered" cache_out kept-answered
+	LOG=$CLOG assert_event "cache: the refusal is an event (NXDOMAIN, default rule)" \
+		'.event.action == "dns-query" and .dns.question.name == "revoked.test" and .event.outcome == "failure" and .dns.response_code == "NXDOMAIN"'
+	assert_eq 1 "$(asked revoked.test)" "cache: dnsmasq heard of revoked.test once"
+	assert_succeeds "cache: every event line validates against the schema" \
+		python3 "$T_ROOT/tests/tools/validate-events.py" "$CLOG"
+else
+	t_skip "the resolver's cache" "its subject is the resolver in user space: it runs in $(t_share_where 2)"
 fi
 
 # "transparent": false: port 53 is refused in the kernel, no resolver runs.

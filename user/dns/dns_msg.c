@@ -9,6 +9,7 @@
 #define FLAG_QR 0x8000u
 #define FLAG_RD 0x0100u
 #define FLAG_RA 0x0080u
+#define FLAG_TC 0x0200u
 #define OPCODE(f) (((f) >> 11) & 0xfu)
 /* Compression pointers followed while reading one name: more is a loop. */
 #define MAX_JUMPS 32
@@ -190,6 +191,111 @@ static int next_rr(const uint8_t *msg, size_t len, size_t *pos, struct rr *r)
 	return 0;
 }
 
+/*
+ * Hands every record of an answer to fn with its section (0 answer, 1
+ * authority, 2 additional), after the question; nothing may follow the last
+ * one. *qend is the offset just past the question.
+ */
+static int walk_records(const uint8_t *msg, size_t len, size_t *qend,
+			int (*fn)(void *arg, const uint8_t *msg, const struct rr *r, int section), void *arg)
+{
+	char name[DNS_NAME_MAX];
+	size_t pos = DNS_HEADER_LEN;
+	uint16_t count[3];
+	struct rr r;
+	int err;
+
+	if (len < DNS_HEADER_LEN || get16(msg + 4) != 1)
+		return -EINVAL;
+	for (int k = 0; k < 3; k++)
+		count[k] = get16(msg + 6 + 2 * k);
+	err = read_name(msg, len, &pos, name, true);
+	if (err)
+		return err;
+	if (pos + 4 > len)
+		return -EINVAL;
+	pos += 4;
+	*qend = pos;
+	for (int k = 0; k < 3; k++) {
+		for (size_t i = 0; i < count[k]; i++) {
+			err = next_rr(msg, len, &pos, &r);
+			if (!err)
+				err = fn(arg, msg, &r, k);
+			if (err)
+				return err;
+		}
+	}
+	return pos == len ? 0 : -EINVAL;
+}
+
+static uint32_t rr_ttl(uint32_t ttl)
+{
+	return ttl > 0x7fffffffu ? 0 : ttl; /* RFC 2181: the high bit set means 0 */
+}
+
+static int scan_one(void *arg, const uint8_t *msg, const struct rr *r, int section)
+{
+	struct dns_answer_info *info = arg;
+	char name[DNS_NAME_MAX];
+	size_t t = r->rdata, end = r->rdata + r->rdlen;
+	uint32_t ttl = rr_ttl(r->ttl), minimum;
+
+	/* An OPT record's TTL field holds flags, never a lifetime. */
+	if (section == 0 && r->type != DNS_TYPE_OPT && ttl < info->min_answer_ttl)
+		info->min_answer_ttl = ttl;
+	if (section != 1 || r->type != DNS_TYPE_SOA)
+		return 0;
+	/* MNAME, RNAME, then SERIAL, REFRESH, RETRY, EXPIRE and MINIMUM: the RDATA exactly. */
+	if (read_name(msg, end, &t, name, true) || read_name(msg, end, &t, name, true) || t + 20 != end)
+		return -EINVAL;
+	minimum = rr_ttl(get32(msg + end - 4));
+	if (!info->soa || (ttl < minimum ? ttl : minimum) < info->negative_ttl)
+		info->negative_ttl = ttl < minimum ? ttl : minimum;
+	info->soa = true;
+	return 0;
+}
+
+int dns_answer_scan(const uint8_t *msg, size_t len, struct dns_answer_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->min_answer_ttl = UINT32_MAX;
+	if (len < DNS_HEADER_LEN)
+		return -EINVAL;
+	info->rcode = get16(msg + 2) & 0xf;
+	info->truncated = get16(msg + 2) & FLAG_TC;
+	info->an = get16(msg + 6);
+	return walk_records(msg, len, &info->question_end, scan_one, info);
+}
+
+struct aging {
+	uint32_t age;
+	uint8_t *out;
+};
+
+static int age_one(void *arg, const uint8_t *msg, const struct rr *r, int section)
+{
+	const struct aging *a = arg;
+	uint32_t age = a->age, ttl = rr_ttl(r->ttl);
+	uint8_t *p = a->out + r->rdata - 6;
+
+	if (r->type == DNS_TYPE_OPT)
+		return 0;
+	ttl = ttl > age ? ttl - age : 0;
+	p[0] = ttl >> 24;
+	p[1] = (ttl >> 16) & 0xff;
+	p[2] = (ttl >> 8) & 0xff;
+	p[3] = ttl & 0xff;
+	return 0;
+}
+
+int dns_answer_age(const uint8_t *msg, uint8_t *out, size_t len, uint32_t age)
+{
+	struct aging a = { age, out };
+	size_t qend;
+
+	return walk_records(msg, len, &qend, age_one, &a);
+}
+
 int dns_parse_answer(const uint8_t *msg, size_t len, uint16_t id, const struct dns_question *q,
 		     struct dns_addr *out, size_t max, size_t *n, unsigned *rcode)
 {
@@ -352,6 +458,7 @@ int dns_build_query(const struct dns_question *q, uint16_t id, uint8_t *out, siz
 
 int dns_fuzz_one(const uint8_t *data, size_t len)
 {
+	struct dns_answer_info info;
 	struct dns_question q;
 	struct dns_addr addrs[8];
 	uint8_t out[DNS_UDP_MAX];
@@ -375,5 +482,14 @@ int dns_fuzz_one(const uint8_t *data, size_t len)
 	q.qtype = DNS_TYPE_A;
 	q.qclass = DNS_CLASS_IN;
 	dns_parse_answer(data, len, len >= 2 ? get16(data) : 0, &q, addrs, 8, &n, &rcode);
+	/*
+	 * The cache's walk: an answer it takes can be aged, and aging changes
+	 * TTL fields only, never the header or the question.
+	 */
+	if (len <= sizeof(out) && !dns_answer_scan(data, len, &info)) {
+		memcpy(out, data, len);
+		if (dns_answer_age(data, out, len, 7) || memcmp(out, data, info.question_end))
+			__builtin_trap();
+	}
 	return 0;
 }

@@ -22,6 +22,7 @@
 
 #define DNS_TYPE_A 1
 #define DNS_TYPE_CNAME 5
+#define DNS_TYPE_SOA 6
 #define DNS_TYPE_AAAA 28
 #define DNS_TYPE_OPT 41
 #define DNS_CLASS_IN 1
@@ -97,6 +98,36 @@ int dns_build_answer(const uint8_t *query, const struct dns_question *q, const s
  * no DO bit). Returns the length written or -ENOSPC.
  */
 int dns_build_query(const struct dns_question *q, uint16_t id, uint8_t *out, size_t outlen);
+
+/* What the resolver's cache needs to know of an upstream answer (dns_answer_scan). */
+struct dns_answer_info {
+	unsigned rcode;
+	bool truncated; /* TC: the upstream had more to say */
+	uint16_t an; /* records in the answer section */
+	uint32_t min_answer_ttl; /* the smallest TTL in the answer section; UINT32_MAX when it is empty */
+	bool soa; /* the authority section holds an SOA record */
+	uint32_t negative_ttl; /* RFC 2308 section 5: min(the SOA's TTL, its MINIMUM), when soa */
+	size_t question_end; /* offset just past the question */
+};
+
+/*
+ * Walks every record of an answer (answer, authority and additional
+ * sections), each in bounds, an SOA's fields in its RDATA, nothing after the
+ * last record. TTLs with the high bit set read as 0 (RFC 2181). Checks the
+ * form only, not that the answer is to any question (dns_parse_answer does).
+ * Returns 0 or -EINVAL.
+ */
+int dns_answer_scan(const uint8_t *msg, size_t len, struct dns_answer_info *info);
+
+/*
+ * Writes to out (a copy of msg, len bytes; not msg itself) the TTL of every
+ * record of msg lowered by age seconds, never below 0; an OPT record's TTL
+ * field holds flags and is left alone. The records are found in msg, as
+ * dns_answer_scan finds them, so a hostile name pointing into a TTL field
+ * cannot change which bytes are written. Returns 0 or -EINVAL (then some
+ * TTLs may be written already).
+ */
+int dns_answer_age(const uint8_t *msg, uint8_t *out, size_t len, uint32_t age);
 
 /* A fuzzing entry point: both parsers on arbitrary bytes. Returns 0. */
 int dns_fuzz_one(const uint8_t *data, size_t len);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* One DNS query, from parse to the answer: refused, synthesized, or asked of the upstreams. */
+/*
+ * One DNS query, from parse to the answer: refused, synthesized, answered
+ * from the cache, or asked of the upstreams.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +26,16 @@ static socklen_t ss_len(const struct sockaddr_storage *ss)
 	return ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 }
 
+/* Where an allowed answer came from, for its event. */
+enum answer_from { FROM_UPSTREAM, FROM_SYNTHESIZED, FROM_CACHE };
+
 static void emit_ex(struct dns_server *s, const struct dns_question *q, bool parsed, const char *transport,
 		    const struct dns_client *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
-		    const char *error, bool synthesized)
+		    const char *error, enum answer_from from)
 {
 	struct dns_query_event ev = {
-		.synthesized = synthesized,
+		.synthesized = from == FROM_SYNTHESIZED,
+		.cached = from == FROM_CACHE,
 		.name = parsed ? q->name : NULL,
 		.qtype = parsed ? q->qtype : 0,
 		.transport = transport,
@@ -49,7 +56,7 @@ static void emit(struct dns_server *s, const struct dns_question *q, bool parsed
 		 const struct dns_client *client, bool allowed, const char *rule, const char *reason, unsigned rcode, size_t n,
 		 const char *error)
 {
-	emit_ex(s, q, parsed, transport, client, allowed, rule, reason, rcode, n, error, false);
+	emit_ex(s, q, parsed, transport, client, allowed, rule, reason, rcode, n, error, FROM_UPSTREAM);
 }
 
 void dns_tcp_close(struct dns_server *s, int i)
@@ -127,11 +134,12 @@ static bool synthesize(struct dns_server *s, const uint8_t *msg, const struct dn
 	if (na < 0) {
 		n = dns_build_error(msg, q, DNS_RCODE_SERVFAIL, out, sizeof(out));
 		emit_ex(s, q, true, transport, client, true, rule, reason, DNS_RCODE_SERVFAIL, 0,
-			"no synthesized address left", true);
+			"no synthesized address left", FROM_SYNTHESIZED);
 	} else {
 		/* The addresses are known to the kernel (learned) before the client can use them. */
 		n = dns_build_answer(msg, q, a, (size_t)na, out, sizeof(out));
-		emit_ex(s, q, true, transport, client, true, rule, reason, DNS_RCODE_NOERROR, (size_t)na, NULL, true);
+		emit_ex(s, q, true, transport, client, true, rule, reason, DNS_RCODE_NOERROR, (size_t)na, NULL,
+			FROM_SYNTHESIZED);
 	}
 	if (n > 0)
 		reply(s, udp_fd, from, from_len, tcp, out, (size_t)n);
@@ -153,6 +161,45 @@ static void restore_question(const struct pending *p, uint8_t *ans, size_t len)
 	    strncasecmp((const char *)ans + DNS_HEADER_LEN, (const char *)p->query + DNS_HEADER_LEN, qlen))
 		return;
 	memcpy(ans + DNS_HEADER_LEN, p->query + DNS_HEADER_LEN, qlen);
+}
+
+/*
+ * A flush asked for by another thread (a live policy update) is done here,
+ * on the cache's own thread, before the cache is read or written. Returns
+ * the flushes asked for so far.
+ */
+static unsigned cache_sync(struct dns_server *s)
+{
+	unsigned asked = __atomic_load_n(&s->flushes, __ATOMIC_SEQ_CST);
+
+	if (asked != s->flushes_done) {
+		dns_cache_flush(s->cache);
+		s->flushes_done = asked;
+	}
+	return asked;
+}
+
+/*
+ * An allowed question answered from the cache; true when handled. The
+ * policy was asked first, as for every query: the cache never decides.
+ * The addresses are learned again with their remaining TTL (the learned
+ * table's floor applies as for an upstream answer) before the client
+ * can use them.
+ */
+static bool cached_answer(struct dns_server *s, const uint8_t *msg, const struct dns_question *q, int udp_fd,
+			  const struct sockaddr_storage *from, socklen_t from_len, int tcp, const char *transport,
+			  const struct dns_client *client, const char *rule, const char *reason)
+{
+	struct dns_cache_hit hit;
+
+	cache_sync(s);
+	if (dns_cache_get(s->cache, msg, q, dns_now_ms(), s->cached, sizeof(s->cached), s->addrs, MAX_ADDRS, &hit) != 1)
+		return false;
+	if (hit.n_addrs && s->cfg.on_answer)
+		s->cfg.on_answer(s->cfg.ctx, q->name, s->addrs, hit.n_addrs);
+	emit_ex(s, q, true, transport, client, true, rule, reason, hit.rcode, hit.n_addrs, NULL, FROM_CACHE);
+	reply(s, udp_fd, from, from_len, tcp, s->cached, hit.len);
+	return true;
 }
 
 static bool type_answered(const struct dns_server *s, unsigned qtype)
@@ -212,6 +259,8 @@ void dns_handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd
 	}
 	if (synthesize(s, msg, &q, udp_fd, from, from_len, tcp, transport, client, rule, reason))
 		return;
+	if (cached_answer(s, msg, &q, udp_fd, from, from_len, tcp, transport, client, rule, reason))
+		return;
 	for (int i = 0; i < MAX_PENDING && !p; i++)
 		if (!s->pend[i].used)
 			p = &s->pend[i];
@@ -241,6 +290,7 @@ void dns_handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd
 	p->who = *client;
 	p->rule = rule;
 	p->transport = transport;
+	p->flushes = s->flushes_done;
 	/*
 	 * The upstream sees a fresh id and a query rebuilt from the parsed
 	 * question: no byte of the client's (case, flags, EDNS options) passes.
@@ -276,6 +326,9 @@ void dns_upstream_answer(struct dns_server *s, struct pending *p)
 	/* The addresses are known to the kernel before the client can use them. */
 	if (n && s->cfg.on_answer)
 		s->cfg.on_answer(s->cfg.ctx, p->q.name, s->addrs, n);
+	/* Kept unless a flush came since the query was asked (the policy it was decided by has gone). */
+	if (cache_sync(s) == p->flushes)
+		dns_cache_put(s->cache, &p->q, s->buf, (size_t)len, s->addrs, n, dns_now_ms());
 	s->buf[0] = p->q.id >> 8;
 	s->buf[1] = p->q.id & 0xff;
 	restore_question(p, s->buf, (size_t)len);

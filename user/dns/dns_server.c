@@ -313,6 +313,11 @@ int dns_server_start(const struct dns_server_config *cfg, struct dns_server **ou
 		s->tcp_clients[i].fd = -1;
 	s->udp[0] = s->udp[1] = s->tcp[0] = s->tcp[1] = -1;
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->cache = dns_cache_new(0, 0);
+	if (!s->cache) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	if (s->stop_fd < 0) {
 		err = -errno;
 		goto fail;
@@ -342,6 +347,7 @@ fail:
 	}
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
+	dns_cache_free(s->cache);
 	free(s);
 	*port4 = *port6 = 0;
 	return err;
@@ -369,5 +375,12 @@ void dns_server_stop(struct dns_server *s)
 			close(s->tcp[f]);
 	}
 	close(s->stop_fd);
+	dns_cache_free(s->cache);
 	free(s);
+}
+
+void dns_server_flush_cache(struct dns_server *s)
+{
+	if (s)
+		__atomic_add_fetch(&s->flushes, 1, __ATOMIC_SEQ_CST);
 }

@@ -4,8 +4,10 @@
  * sandbox here (UDP and TCP, IPv4 on 127.0.0.1 and IPv6 on ::1). A name the
  * decide callback allows is asked of the upstream servers (the host's
  * /etc/resolv.conf); the answer's addresses are handed to on_answer before
- * the answer leaves. Any other name gets NXDOMAIN. No cache: every sandbox
- * has its own resolver and nothing is kept between queries.
+ * the answer leaves. Any other name gets NXDOMAIN. Answers are cached
+ * (dns_cache.h; every sandbox has its own resolver, so its own cache): a
+ * repeated question the policy still allows is answered from the cache, its
+ * addresses handed to on_answer again with their remaining TTL first.
  */
 #ifndef BPFBOX_DNS_SERVER_H
 #define BPFBOX_DNS_SERVER_H
@@ -50,6 +52,7 @@ struct dns_query_event {
 	size_t n_addrs; /* addresses in the answer bound to the name */
 	const char *error;
 	bool synthesized; /* answered by the resolver itself (synthesize), upstream not asked */
+	bool cached; /* answered from the cache, upstream not asked */
 };
 
 struct dns_server_config {
@@ -91,6 +94,11 @@ struct dns_server;
 int dns_server_start(const struct dns_server_config *cfg, struct dns_server **out, unsigned short *port4,
 		     unsigned short *port6);
 void dns_server_stop(struct dns_server *s);
+/*
+ * Forgets every cached answer before the next query is answered (a live
+ * policy update). Any thread: the resolver's thread empties the cache itself.
+ */
+void dns_server_flush_cache(struct dns_server *s);
 
 /* The nameserver lines of a resolv.conf (port 53). Returns how many, or a negative errno. */
 int dns_read_resolv_conf(const char *path, struct sockaddr_storage *out, size_t max);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "dns_cache.h"
 #include "dns_server.h"
 
 #define MAX_PENDING 64
@@ -37,6 +38,7 @@ struct pending {
 	long long deadline;
 	const char *rule;
 	const char *transport;
+	unsigned flushes; /* dns_server.flushes when it was asked: an answer after a flush is not kept */
 };
 
 struct tcp_client {
@@ -58,6 +60,10 @@ struct dns_server {
 	struct tcp_client tcp_clients[MAX_TCP];
 	uint8_t buf[DNS_TCP_MAX + 2];
 	struct dns_addr addrs[MAX_ADDRS];
+	struct dns_cache *cache; /* the resolver thread's alone */
+	unsigned flushes; /* flushes asked for (any thread, atomic) */
+	unsigned flushes_done; /* of those, done on the cache (the resolver's thread) */
+	uint8_t cached[DNS_CACHE_MSG_MAX]; /* a cached answer being sent (buf may hold the query) */
 };
 
 long long dns_now_ms(void);

@@ -173,8 +173,9 @@ static void log_update(struct sandbox_run *r, const struct policy *prev, const c
 }
 
 /*
- * The network side follows: the resolver, the learned addresses (a revoked
- * name's addresses leave the kernel's map), then the proxy decide by next.
+ * The network side follows: the resolver (its answer cache emptied), the
+ * learned addresses (a revoked name's addresses leave the kernel's map),
+ * then the proxy decide by next.
  */
 static void switch_network(struct sandbox_run *r, const struct policy *next)
 {

@@ -20,6 +20,12 @@ static const struct policy *current(const struct sandbox_dns *sd)
 void sandbox_dns_set_policy(struct sandbox_dns *sd, const struct policy *p)
 {
 	__atomic_store_n(&sd->policy, p, __ATOMIC_RELEASE);
+	/*
+	 * Every query is decided by the policy before the cache is read, so a
+	 * revoked name is never answered from it; the cache is emptied all the
+	 * same, so nothing the previous policy let in outlives it there.
+	 */
+	dns_server_flush_cache(sd->server);
 }
 
 static bool decide(void *ctx, const char *name, const char **rule, const char **reason)
@@ -171,11 +177,13 @@ static void on_event(void *ctx, const struct dns_query_event *de)
 		log_event_set_int(ev, "bpfbox.dns.addresses", (long long)de->n_addrs);
 	if (de->synthesized)
 		log_event_set_bool(ev, "bpfbox.dns.synthesized", true);
+	if (de->cached)
+		log_event_set_bool(ev, "bpfbox.dns.cached", true);
 	if (de->error)
 		log_event_set_str(ev, "error.message", de->error);
-	log_event_message(ev, "%s DNS query for %s (%s): %s%s%s", refused ? "denied" : "answered",
+	log_event_message(ev, "%s DNS query for %s (%s): %s%s%s%s", refused ? "denied" : "answered",
 			  de->name ? de->name : "?", de->rule ? de->rule : "malformed query", rcode_name(de->rcode),
-			  de->error ? ", " : "", de->error ? de->error : "");
+			  de->cached ? " from the cache" : "", de->error ? ", " : "", de->error ? de->error : "");
 	if (refused)
 		log_event_violation(ev);
 	log_emit(sd->log, ev);

@@ -28,8 +28,9 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 		      struct sandbox_learned *learned, int peers_fd, uint64_t sandbox, struct errmsg *em);
 /*
  * Live policy (issue 32): the resolver decides from p from now on, each
- * query from one policy. Any thread; the caller keeps the old policy until
- * the run ends (rules and reasons of events point into it).
+ * query from one policy, and its answer cache is emptied. Any thread; the
+ * caller keeps the old policy until the run ends (rules and reasons of
+ * events point into it).
  */
 void sandbox_dns_set_policy(struct sandbox_dns *sd, const struct policy *p);
 void sandbox_dns_stop(struct sandbox_dns *sd);
