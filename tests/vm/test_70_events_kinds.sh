@@ -56,6 +56,11 @@ scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo)
 # runs first, refuses a capless prober and bpfbox's hook never sees it.
 setpriv --bounding-set=-all sleep 120 &
 outsider=$!
+# Until it is sleep: setpriv itself, still capable, would be refused by the capability LSM first.
+for _ in $(seq 100); do
+	[ "$(cat "/proc/$outsider/comm" 2>/dev/null)" = sleep ] && break
+	sleep 0.05
+done
 assert_fails "reading the environ of a process outside the sandbox is refused" \
 	run -- cat "/proc/$outsider/environ"
 has_line "ptrace refusal names the target pid" \
