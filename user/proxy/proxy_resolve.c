@@ -2,7 +2,9 @@
 /*
  * Name resolution off the event loop: getaddrinfo blocks for seconds on a
  * slow DNS server, so a few worker threads run it and hand results back
- * through a done list plus a write to the loop's eventfd.
+ * through a done list plus a write to the loop's eventfd. Workers start when
+ * a job finds none idle, not with the proxy: a command that never asks the
+ * proxy for a name (most do not) pays no thread at its start or its end.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -26,7 +28,9 @@ struct proxy_resolver {
 	proxy_resolve_fn fn;
 	void *ctx;
 	int notify_fd;
-	unsigned nthreads;
+	unsigned nthreads, max_threads;
+	unsigned idle;	 /* workers waiting for a job */
+	unsigned queued; /* jobs no worker took yet */
 	pthread_t threads[RESOLVER_MAX_THREADS];
 };
 
@@ -68,12 +72,15 @@ static void *worker(void *arg)
 		struct proxy_rjob *job;
 		uint64_t one = 1;
 
+		r->idle++;
 		while (!r->stop && !r->queue)
 			pthread_cond_wait(&r->cond, &r->lock);
+		r->idle--;
 		if (r->stop)
 			break;
 		job = r->queue;
 		r->queue = job->next;
+		r->queued--;
 		if (!r->queue)
 			r->queue_tail = &r->queue;
 		pthread_mutex_unlock(&r->lock);
@@ -100,8 +107,6 @@ int proxy_resolver_start(struct proxy_resolver **out, unsigned nthreads, proxy_r
 			 void *ctx, int notify_fd)
 {
 	struct proxy_resolver *r = calloc(1, sizeof(*r));
-	sigset_t all, old;
-	int ret = 0;
 
 	if (!r)
 		return -ENOMEM;
@@ -115,29 +120,51 @@ int proxy_resolver_start(struct proxy_resolver **out, unsigned nthreads, proxy_r
 	r->fn = fn ? fn : proxy_resolve_getaddrinfo;
 	r->ctx = ctx;
 	r->notify_fd = notify_fd;
-	/* Workers must never take the supervisor's signals: they start with all blocked. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (; r->nthreads < nthreads; r->nthreads++) {
-		ret = -pthread_create(&r->threads[r->nthreads], NULL, worker, r);
-		if (ret)
-			break;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret) {
-		proxy_resolver_stop(r);
-		return ret;
-	}
+	r->max_threads = nthreads;
 	*out = r;
 	return 0;
 }
 
+/* Called locked: one more worker, when every one is busy and there is room. */
+static int add_worker(struct proxy_resolver *r)
+{
+	sigset_t all, old;
+	int err;
+
+	if (r->queued <= r->idle || r->nthreads >= r->max_threads)
+		return 0;
+	/* Workers must never take the supervisor's signals: they start with all blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&r->threads[r->nthreads], NULL, worker, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		r->nthreads++;
+	return err;
+}
+
 void proxy_resolver_submit(struct proxy_resolver *r, struct proxy_rjob *job)
 {
+	uint64_t one = 1;
+
 	job->next = NULL;
 	pthread_mutex_lock(&r->lock);
 	*r->queue_tail = job;
 	r->queue_tail = &job->next;
+	r->queued++;
+	if (add_worker(r) && !r->nthreads) {
+		/* No worker at all and none can start: the job fails now rather than wait for ever. */
+		r->queue = NULL;
+		r->queue_tail = &r->queue;
+		r->queued = 0;
+		job->err = -EAGAIN;
+		job->n = 0;
+		job->next = r->done;
+		r->done = job;
+		if (write(r->notify_fd, &one, sizeof(one)) < 0) {
+			/* eventfd counter cannot overflow here; nothing to do. */
+		}
+	}
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -161,6 +188,16 @@ static void free_list(struct proxy_rjob *j)
 		free(j);
 		j = next;
 	}
+}
+
+unsigned proxy_resolver_threads(struct proxy_resolver *r)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->nthreads;
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 void proxy_resolver_stop(struct proxy_resolver *r)

@@ -23,6 +23,8 @@ int proxy_resolver_start(struct proxy_resolver **out, unsigned nthreads, proxy_r
 void proxy_resolver_submit(struct proxy_resolver *r, struct proxy_rjob *job);
 struct proxy_rjob *proxy_resolver_take_done(struct proxy_resolver *r);
 void proxy_resolver_stop(struct proxy_resolver *r);
+/* Workers started so far: none until a job finds none idle, at most nthreads. */
+unsigned proxy_resolver_threads(struct proxy_resolver *r);
 int proxy_resolve_getaddrinfo(void *ctx, const char *host, struct sockaddr_storage *out,
 			      size_t max, size_t *n);
 
