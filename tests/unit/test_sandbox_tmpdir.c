@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -135,6 +136,41 @@ static void tree_removed_links_not_followed(void **state)
 	assert_int_equal(sandbox_tmpdir_remove(f->top, &f->id, &em), 0);
 }
 
+/* The empty TMPDIR a command leaves most often: removed in place, and root's identity is back after. */
+static void empty_removed_identity_restored(void **state)
+{
+	struct fixture *f = *state;
+	struct errmsg em = { { 0 } };
+	char path[256];
+
+	assert_int_equal(sandbox_tmpdir_remove(f->top, &f->id, &em), 0);
+	assert_int_equal(access(f->top, F_OK), -1);
+	assert_int_equal(syscall(SYS_setfsuid, -1), 0);
+	assert_int_equal(syscall(SYS_setfsgid, -1), 0);
+	/* Root's file capabilities are back too: a file in root's 0700 directory is made and removed. */
+	snprintf(path, sizeof(path), "%s/after", f->victim);
+	put(path, false);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* Another user's empty directory in its place: not the sandbox's, left (and no rmdir as root). */
+static void other_users_empty_directory_is_left(void **state)
+{
+	struct fixture *f = *state;
+	struct errmsg em = { { 0 } };
+	char away[128];
+	struct stat st;
+
+	snprintf(away, sizeof(away), "%s.away", f->top);
+	assert_int_equal(rename(f->top, away), 0);
+	assert_int_equal(mkdir(f->top, 0755), 0);
+	assert_int_equal(lchown(f->top, OWNER + 1, OWNER + 1), 0);
+	assert_int_equal(sandbox_tmpdir_remove(f->top, &f->id, &em), -ESTALE);
+	assert_int_equal(lstat(f->top, &st), 0);
+	assert_int_equal(st.st_uid, OWNER + 1);
+	assert_int_equal(syscall(SYS_setfsuid, -1), 0);
+}
+
 static void symlink_in_its_place_is_left(void **state)
 {
 	struct fixture *f = *state;
@@ -235,6 +271,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(made_for_the_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(tree_removed_links_not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(empty_removed_identity_restored, setup, teardown),
+		cmocka_unit_test_setup_teardown(other_users_empty_directory_is_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(symlink_in_its_place_is_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_directory_in_its_place_is_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(only_what_the_owner_may_remove, setup, teardown),
