@@ -20,6 +20,7 @@
 #include "log_ignore.h"
 #include "log_redact.h"
 #include "log_text.h"
+#include "log_time.h"
 #include "log_utf8.h"
 #include "log_write.h"
 
@@ -298,16 +299,6 @@ void log_set_ignore(struct log *log, const struct log_ignore_rule *rules, size_t
 	log_ignore_free(&old);
 }
 
-static void format_time(const struct timespec *ts, char *buf, size_t size)
-{
-	struct tm tm;
-	size_t n;
-
-	gmtime_r(&ts->tv_sec, &tm);
-	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, size - n, ".%06ldZ", ts->tv_nsec / 1000);
-}
-
 /* A message nobody wrote still has to say something (and be non-empty). */
 static void default_message(struct log_event *ev)
 {
@@ -335,7 +326,7 @@ static void stamp(struct log *log, struct log_event *ev)
 	} else {
 		clock_gettime(CLOCK_REALTIME, &now);
 	}
-	format_time(&now, when, sizeof(when));
+	log_format_utc(&now, when, sizeof(when));
 	log_event_set_str(ev, "@timestamp", when);
 	log_event_set_str(ev, "host.name", log->host);
 	log_event_set_int(ev, "bpfbox.pid", log->pid);
