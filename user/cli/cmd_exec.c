@@ -482,6 +482,7 @@ static int identify_and_load(struct exec_cmd *r)
 		return -EINVAL;
 	}
 	log_set_user(r->run.log, r->run.ident.uid, r->run.ident.name);
+	start_trace("identity");
 	/* BPFBOX_DEBUG_BPF=1 shows libbpf's messages, the verifier's log among them. */
 	if (!getenv("BPFBOX_DEBUG_BPF"))
 		libbpf_set_print(NULL);

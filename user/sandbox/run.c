@@ -114,23 +114,28 @@ void sandbox_run_teardown(struct sandbox_run *r)
 	}
 	if (r->proxy_started)
 		sandbox_proxy_stop(&r->proxy);
+	start_trace("teardown: cgroup killed, proxy stopped");
 	sandbox_tls_free(&r->tls);
 	sandbox_cred_free(&r->cred);
 	if (r->cg_made && r->bpf)
 		sandbox_private_sweep_shm(r->bpf, r->cg.id);
 	if (r->dns_started)
 		sandbox_dns_stop(&r->dns);
+	start_trace("teardown: resolver stopped");
 	sandbox_learned_free(&r->learned);
 	if (r->maps_added)
 		sandbox_maps_remove(r->bpf, r->cg.id);
+	start_trace("teardown: map entries removed");
 	if (r->ringbuf_fd >= 0)
 		close(r->ringbuf_fd);
 	if (r->cg_made)
 		cgroup_destroy(&r->cg);
+	start_trace("teardown: cgroup removed");
 	if (r->launched)
 		launch_release(&r->launch);
 	if (r->tmpdir_id.ino && sandbox_tmpdir_remove(r->tmpdir, &r->tmpdir_id, &em))
 		log_msg(r->log, LOG_WARN, "warning", "TMPDIR not removed: %s", em.text);
+	start_trace("teardown: TMPDIR removed");
 	if (r->cg_made)
 		sandbox_private_release(r->bpf, r->cg.id);
 	if (r->registered)
@@ -509,6 +514,7 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 	start_trace("rules resolved, loaded and enforced");
 	/* Now with the command's pid, for bpfbox ps. */
 	register_sandbox(r);
+	start_trace("registered");
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
 	sandbox_run_log_start(r);
 	start_trace("registered and start logged");
