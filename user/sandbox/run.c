@@ -517,7 +517,7 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 	start_trace("registered");
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
 	sandbox_run_log_start(r);
-	start_trace("registered and start logged");
+	start_trace("start logged");
 	return 0;
 }
 
