@@ -26,6 +26,8 @@ WORK=${BPFBOX_BENCH_WORK:-3}
 PROXY_R=${BPFBOX_BENCH_PROXY_REPEAT:-3}
 SRT_R=${BPFBOX_BENCH_SRT_REPEAT:-3}
 ITER=${BPFBOX_BENCH_ITER:-3000}
+# The 10,000-rule policies need more than a sandbox's default share of the rule maps (8192).
+BIG=(--quota rules=20000,user-rules=40000)
 ONLY=${BPFBOX_BENCH_ONLY:-startup,fileops,work,proxy,memory}
 GIT_FILES=${BPFBOX_BENCH_GIT_FILES:-5000}
 ROOT=$(pwd -P)
@@ -216,9 +218,9 @@ if want fileops; then
 	}
 	for ((i = 0; i < R; i++)); do
 		fo bare
-		for n in 10 1000 10000; do fo "bpfbox-$n" "$BPFBOX" exec --policy "$T/p$n.json" --; done
+		for n in 10 1000 10000; do fo "bpfbox-$n" "$BPFBOX" exec --policy "$T/p$n.json" "${BIG[@]}" --; done
 		# An outsider while a sandbox (with the largest policy) is alive.
-		"$BPFBOX" exec --policy "$T/p10000.json" -- sleep 600 >/dev/null 2>&1 &
+		"$BPFBOX" exec --policy "$T/p10000.json" "${BIG[@]}" -- sleep 600 >/dev/null 2>&1 &
 		bgpid=$!
 		wait_sandbox
 		fo bare-beside-sandbox
@@ -343,7 +345,7 @@ if want memory; then
 	"$BPFBOX" exec -- true
 	for ((i = 0; i < R; i++)); do
 		emit supervisor-rss idle KiB "$(hwm_during "$BPFBOX" exec --policy "$T/p0.json" -- sleep 2)"
-		emit supervisor-rss rules-10000 KiB "$(hwm_during "$BPFBOX" exec --policy "$T/p10000.json" -- sleep 2)"
+		emit supervisor-rss rules-10000 KiB "$(hwm_during "$BPFBOX" exec --policy "$T/p10000.json" "${BIG[@]}" -- sleep 2)"
 	done
 	if want proxy; then
 		for ((i = 0; i < R; i++)); do
@@ -365,7 +367,7 @@ if want memory; then
 		"$BPFBOX" gc >/dev/null 2>&1 || true
 		bpftool map show -j >"$T/maps.before"
 		e0=$(entries)
-		"$BPFBOX" exec --policy "$T/p$n.json" -- sleep 30 >/dev/null 2>&1 &
+		"$BPFBOX" exec --policy "$T/p$n.json" "${BIG[@]}" -- sleep 30 >/dev/null 2>&1 &
 		bgpid=$!
 		wait_sandbox
 		sleep 2
