@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The daemon's setup: its log, the shared BPF state, the registry, the socket and signals. */
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,22 @@ void daemon_gc_note(void *ctx, const char *text)
 	log_msg(d->log, LOG_WARN, "warning", "gc: %s", text);
 }
 
+/*
+ * Every worker is a fork of the daemon and looks its caller up (getpwuid,
+ * getgrouplist). The name service's modules for both databases (nsswitch.conf:
+ * files, systemd, sss, ...) are loaded here, once, and every worker inherits
+ * them instead of loading them again on its start. The answers are not kept:
+ * each worker still asks.
+ */
+static void warm_name_service(void)
+{
+	gid_t groups[8];
+	int n = 8;
+
+	if (getpwuid(0))
+		getgrouplist("root", 0, groups, &n);
+}
+
 int daemon_setup_state(struct daemon *d, struct errmsg *em)
 {
 	struct errmsg why = { { 0 } };
@@ -84,6 +102,7 @@ int daemon_setup_state(struct daemon *d, struct errmsg *em)
 	}
 	/* What a daemon or a supervisor killed earlier left behind. */
 	sandbox_gc_dead(d->bpf, false, daemon_gc_note, d);
+	warm_name_service();
 	return 0;
 }
 
