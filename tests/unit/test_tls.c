@@ -501,6 +501,82 @@ static void test_handshake(void **state)
 	SSL_CTX_free(uctx);
 }
 
+/*
+ * The suite a client gets from a leaf for api.example.test. With
+ * client_order the server follows the client's order (as a server without
+ * a preference of its own does) and lists AES-256 first itself.
+ */
+static void suite_of(struct fx *f, SSL *client, bool client_order, char *out, size_t len)
+{
+	SSL_CTX *sctx = NULL;
+	SSL *server;
+
+	assert_int_equal(tls_leaf_ctx(f->cache, "api.example.test", &sctx), 0);
+	server = SSL_new(sctx);
+	assert_non_null(server);
+	if (client_order) {
+		SSL_clear_options(server, SSL_OP_CIPHER_SERVER_PREFERENCE);
+		assert_int_equal(SSL_set_ciphersuites(server, "TLS_AES_256_GCM_SHA384:"
+						      "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"), 1);
+	}
+	SSL_set_connect_state(client);
+	assert_int_equal(handshake(client, server), 1);
+	snprintf(out, len, "%s", SSL_CIPHER_get_name(SSL_get_current_cipher(client)));
+	SSL_free(client);
+	SSL_free(server);
+	SSL_CTX_free(sctx);
+}
+
+/* A client with OpenSSL's defaults (AES-256 first), optionally capped at TLS 1.2 or ChaCha20 first. */
+static SSL *default_client(SSL_CTX **ctx, bool tls12, bool chacha_first)
+{
+	SSL *ssl;
+
+	*ctx = SSL_CTX_new(TLS_client_method());
+	assert_non_null(*ctx);
+	if (tls12)
+		assert_int_equal(SSL_CTX_set_max_proto_version(*ctx, TLS1_2_VERSION), 1);
+	if (chacha_first) {
+		assert_int_equal(SSL_CTX_set_ciphersuites(*ctx, "TLS_CHACHA20_POLY1305_SHA256:"
+							  "TLS_AES_256_GCM_SHA384"), 1);
+		assert_int_equal(SSL_CTX_set_cipher_list(*ctx, "ECDHE-ECDSA-CHACHA20-POLY1305:DEFAULT"), 1);
+	}
+	ssl = SSL_new(*ctx);
+	assert_non_null(ssl);
+	return ssl;
+}
+
+/* Both legs prefer AES-128-GCM (tls_suites.h); a client that puts ChaCha20 first gets it. */
+static void test_suites(void **state)
+{
+	struct fx *f = *state;
+	const char *blob = f->pem, *why = NULL;
+	size_t len = f->pem_len;
+	SSL_CTX *uctx = NULL, *dctx = NULL;
+	SSL *client = NULL;
+	char suite[64];
+
+	suite_of(f, default_client(&dctx, false, false), false, suite, sizeof(suite));
+	assert_string_equal(suite, "TLS_AES_128_GCM_SHA256");
+	SSL_CTX_free(dctx);
+	suite_of(f, default_client(&dctx, true, false), false, suite, sizeof(suite));
+	assert_string_equal(suite, "ECDHE-ECDSA-AES128-GCM-SHA256");
+	SSL_CTX_free(dctx);
+	suite_of(f, default_client(&dctx, false, true), false, suite, sizeof(suite));
+	assert_string_equal(suite, "TLS_CHACHA20_POLY1305_SHA256");
+	SSL_CTX_free(dctx);
+	suite_of(f, default_client(&dctx, true, true), false, suite, sizeof(suite));
+	assert_string_equal(suite, "ECDHE-ECDSA-CHACHA20-POLY1305");
+	SSL_CTX_free(dctx);
+
+	/* The proxy's own client side asks AES-128-GCM first of a server that follows the client. */
+	assert_int_equal(tls_upstream_ctx_new(&blob, &len, 1, &uctx, &why), 0);
+	assert_int_equal(tls_upstream_ssl(uctx, "api.example.test", &client), 0);
+	suite_of(f, client, true, suite, sizeof(suite));
+	assert_string_equal(suite, "TLS_AES_128_GCM_SHA256");
+	SSL_CTX_free(uctx);
+}
+
 static void test_upstream_refusals(void **state)
 {
 	struct fx *f = *state;
@@ -583,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_load_pem),
 		cmocka_unit_test(test_handshake),
+		cmocka_unit_test(test_suites),
 		cmocka_unit_test(test_upstream_refusals),
 		cmocka_unit_test(test_bundle),
 	};

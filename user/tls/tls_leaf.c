@@ -16,6 +16,7 @@
 #include <openssl/x509v3.h>
 
 #include "tls_leaf.h"
+#include "tls_suites.h"
 #include "tls_x509.h"
 
 /* Five minutes of backdating absorbs a client clock slightly behind the host's. */
@@ -183,11 +184,15 @@ static SSL_CTX *server_ctx(X509 *leaf, EVP_PKEY *pkey, X509 *ca_cert)
 		return NULL;
 	if (!SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) ||
 	    SSL_CTX_use_certificate(ctx, leaf) != 1 || SSL_CTX_use_PrivateKey(ctx, pkey) != 1 ||
-	    SSL_CTX_check_private_key(ctx) != 1 || !SSL_CTX_add1_chain_cert(ctx, ca_cert)) {
+	    SSL_CTX_check_private_key(ctx) != 1 || !SSL_CTX_add1_chain_cert(ctx, ca_cert) ||
+	    !SSL_CTX_set_ciphersuites(ctx, TLS_SUITES_13) ||
+	    !SSL_CTX_set_cipher_list(ctx, TLS_SUITES_12_LEAF)) {
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+	/* Our order (tls_suites.h), unless the client puts ChaCha20 first (no AES instructions). */
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+				 SSL_OP_PRIORITIZE_CHACHA);
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
 	return ctx;
 }

@@ -8,6 +8,7 @@
 #include <openssl/x509v3.h>
 
 #include "tls_leaf.h"
+#include "tls_suites.h"
 #include "tls_upstream.h"
 
 /* Every certificate of one PEM blob into store: 0, or -EINVAL with *why. */
@@ -58,7 +59,9 @@ int tls_upstream_ctx_new(const char *const *extra_pem, const size_t *extra_len, 
 	*why = NULL;
 	if (!ctx)
 		return -ENOMEM;
-	if (!SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION))
+	/* TLS 1.2 keeps OpenSSL's default list: servers old enough to need it choose from it. */
+	if (!SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) ||
+	    !SSL_CTX_set_ciphersuites(ctx, TLS_SUITES_13))
 		goto cleanup;
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	/* No system store (an odd host) leaves only the extra CAs: verification still applies. */
