@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * A TLS session on a thread of its own, with memory BIOs: the thread moves
+ * A TLS session on a thread of its own, over a BIO pair: the thread moves
  * bytes between the socket and OpenSSL itself, so bytes the proxy already
  * read (a ClientHello it sniffed) go in first, a preface can go out in the
- * clear first, and every wait is one poll(2) with a deadline.
+ * clear first, and every wait is one poll(2) with a deadline. The pair's
+ * rings are read from and written to in place (BIO_nread0/BIO_nwrite0):
+ * recv(2) fills OpenSSL's input and send(2) drains its output with no copy
+ * between, and their sizes bound what the bridge holds.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +27,15 @@
 #include "tls_bridge.h"
 
 #define BUF 16384
+/* Each way: a few records, the most a bridge holds between socket and OpenSSL. */
+#define RING (4 * BUF)
 #define STACK_SIZE (512 * 1024)
 
 struct bridge {
 	struct tls_bridge_status *st;
 	int tfd, pfd;
 	SSL *ssl;
-	BIO *rbio, *wbio;
+	BIO *net;			/* the pair's network end; OpenSSL has the other */
 	bool server;
 	unsigned handshake_ms, idle_ms;
 	char expect_sni[256];
@@ -37,8 +43,6 @@ struct bridge {
 	size_t preface_len;
 	bool tcp_eof, tls_eof, plain_eof, plain_shut, tls_shut, tcp_shut;
 	bool plain_gone;			/* the proxy closed its end altogether */
-	unsigned char out[BUF];		/* ciphertext on its way to tfd */
-	size_t out_off, out_len;
 	unsigned char t2p[BUF];		/* plaintext from TLS on its way to pfd */
 	size_t t2p_off, t2p_len;
 	unsigned char p2t[BUF];		/* plaintext from pfd on its way into TLS */
@@ -75,23 +79,19 @@ static void fail(struct bridge *b, const char *what)
 	atomic_store(&b->st->state, TLS_BRIDGE_FAILED);
 }
 
-/* Moves what OpenSSL wrote toward the socket. 0, or -1 when the socket is gone. */
+/* Moves what OpenSSL wrote toward the socket, from the ring. 0, or -1 when the socket is gone. */
 static int flush_out(struct bridge *b)
 {
 	for (;;) {
+		char *p;
+		int avail = BIO_nread0(b->net, &p);
 		ssize_t n;
 
-		if (b->out_off == b->out_len) {
-			int r = BIO_read(b->wbio, b->out, sizeof(b->out));
-
-			b->out_off = 0;
-			b->out_len = r > 0 ? (size_t)r : 0;
-			if (!b->out_len)
-				return 0;
-		}
-		n = send(b->tfd, b->out + b->out_off, b->out_len - b->out_off, MSG_NOSIGNAL);
+		if (avail <= 0)
+			return 0;
+		n = send(b->tfd, p, (size_t)avail, MSG_NOSIGNAL);
 		if (n > 0)
-			b->out_off += (size_t)n;
+			BIO_nread(b->net, &p, (int)n);
 		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		else if (n < 0 && errno != EINTR)
@@ -101,45 +101,48 @@ static int flush_out(struct bridge *b)
 
 static bool out_pending(struct bridge *b)
 {
-	return b->out_off < b->out_len || BIO_ctrl_pending(b->wbio);
+	return BIO_ctrl_pending(b->net) > 0;
 }
 
 /*
  * More plaintext is taken from the plain end only once OpenSSL's output
- * went on toward the socket: the memory BIO has no bound, and a peer that
- * stops reading must stop the proxy's writes, not grow the bridge's memory.
+ * went on toward the socket: a peer that stops reading stops the proxy's
+ * writes, and one record always fits in the ring.
  */
 static bool plain_wanted(struct bridge *b)
 {
-	return !b->plain_eof && b->p2t_off == b->p2t_len && !BIO_ctrl_pending(b->wbio);
+	return !b->plain_eof && b->p2t_off == b->p2t_len && !out_pending(b);
 }
 
 /*
- * The socket is read while OpenSSL's input holds less than a full record
- * or two: that bound, not the memory BIO's, is what holds a fast peer back
- * when the plain end does not keep up.
+ * The socket is read while OpenSSL's input ring has room: its size, not
+ * the socket, is what holds a fast peer back when the plain end does not
+ * keep up.
  */
 static bool tls_wanted(struct bridge *b)
 {
-	return !b->tcp_eof && BIO_ctrl_pending(b->rbio) < 2 * BUF;
+	return !b->tcp_eof && BIO_ctrl_get_write_guarantee(b->net) > 0;
 }
 
-/* Reads what the socket has into OpenSSL's input. -1 on a socket error. */
+/* Reads what the socket has into OpenSSL's input ring. -1 on a socket error. */
 static int fill_in(struct bridge *b)
 {
-	unsigned char tmp[BUF];
-
 	while (tls_wanted(b)) {
-		ssize_t n = recv(b->tfd, tmp, sizeof(tmp), 0);
+		char *p;
+		int room = BIO_nwrite0(b->net, &p);
+		ssize_t n;
 
+		if (room <= 0)
+			return 0;
+		n = recv(b->tfd, p, (size_t)room, 0);
 		if (n > 0) {
-			BIO_write(b->rbio, tmp, (int)n);
+			BIO_nwrite(b->net, &p, (int)n);
 			continue;
 		}
 		if (n == 0) {
 			b->tcp_eof = true;
 			/* An empty input now reads as end of stream, not "retry". */
-			BIO_set_mem_eof_return(b->rbio, 0);
+			BIO_shutdown_wr(b->net);
 			return 0;
 		}
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -245,7 +248,7 @@ static int handshake(struct bridge *b)
 				 "TLS handshake with the upstream failed");
 			return -1;
 		}
-		if (b->tcp_eof && !BIO_ctrl_pending(b->rbio)) {
+		if (b->tcp_eof && !BIO_ctrl_wpending(b->net)) {
 			fail(b, "connection closed during the TLS handshake");
 			return -1;
 		}
@@ -336,13 +339,16 @@ static int plain_to_tls(struct bridge *b)
 	while (b->p2t_off < b->p2t_len) {
 		int r = SSL_write(b->ssl, b->p2t + b->p2t_off, (int)(b->p2t_len - b->p2t_off));
 
+		/* The output ring is full: the same write again once it drained. */
+		if (r <= 0 && SSL_get_error(b->ssl, r) == SSL_ERROR_WANT_WRITE)
+			break;
 		if (r <= 0) {
 			fail(b, "TLS write failed");
 			return -1;
 		}
 		b->p2t_off += (size_t)r;
 	}
-	if (b->plain_eof && !b->tls_shut) {
+	if (b->plain_eof && b->p2t_off == b->p2t_len && !b->tls_shut) {
 		SSL_shutdown(b->ssl);	/* close_notify; the peer's is not awaited */
 		b->tls_shut = true;
 	}
@@ -360,7 +366,7 @@ static void relay(struct bridge *b)
 	unsigned long long deadline = now_ms() + b->idle_ms;
 
 	for (;;) {
-		size_t before = b->t2p_off + b->p2t_off + b->out_off;
+		uint64_t before = b->t2p_off + b->p2t_off + BIO_number_read(b->net);
 		int got;
 
 		if (fill_in(b) || (got = tls_to_plain(b)) < 0 || plain_to_tls(b))
@@ -370,7 +376,7 @@ static void relay(struct bridge *b)
 		/* The proxy is done with this session: what TLS might still say has no reader. */
 		if (b->plain_gone && b->plain_eof && !out_pending(b))
 			return;
-		if (b->t2p_off + b->p2t_off + b->out_off != before)
+		if (b->t2p_off + b->p2t_off + BIO_number_read(b->net) != before)
 			deadline = now_ms() + b->idle_ms;
 		/* A record was read: read again before waiting, what OpenSSL holds makes no poll event. */
 		if (got && b->t2p_off == b->t2p_len)
@@ -389,6 +395,7 @@ static void bridge_free(struct bridge *b)
 {
 	if (b->ssl)
 		SSL_free(b->ssl);
+	BIO_free(b->net);
 	if (b->tfd >= 0)
 		close(b->tfd);
 	if (b->pfd >= 0)
@@ -416,6 +423,7 @@ static void *bridge_main(void *arg)
 static int bridge_new(const struct tls_bridge_spec *spec, int pfd, struct bridge **out)
 {
 	struct bridge *b = calloc(1, sizeof(*b));
+	BIO *ssl_end = NULL;
 
 	if (!b)
 		return -ENOMEM;
@@ -427,8 +435,10 @@ static int bridge_new(const struct tls_bridge_spec *spec, int pfd, struct bridge
 	b->idle_ms = spec->idle_ms ? spec->idle_ms : 60000;
 	snprintf(b->expect_sni, sizeof(b->expect_sni), "%s", spec->expect_sni ? spec->expect_sni : "");
 	b->st = calloc(1, sizeof(*b->st));
-	b->rbio = BIO_new(BIO_s_mem());
-	b->wbio = BIO_new(BIO_s_mem());
+	/* OpenSSL's output ring, then its input ring: bytes the proxy already read go in whole. */
+	if (!BIO_new_bio_pair(&ssl_end, RING, &b->net,
+			      spec->preread_len > RING ? spec->preread_len : RING))
+		ssl_end = b->net = NULL;
 	if (spec->preface_len) {
 		b->preface = malloc(spec->preface_len);
 		if (b->preface) {
@@ -436,9 +446,9 @@ static int bridge_new(const struct tls_bridge_spec *spec, int pfd, struct bridge
 			b->preface_len = spec->preface_len;
 		}
 	}
-	if (!b->st || !b->rbio || !b->wbio || (spec->preface_len && !b->preface)) {
-		BIO_free(b->rbio);
-		BIO_free(b->wbio);
+	if (!b->st || !b->net || (spec->preface_len && !b->preface)) {
+		BIO_free(ssl_end);
+		BIO_free(b->net);
 		b->ssl = NULL;
 		free(b->preface);
 		free(b->st);
@@ -448,8 +458,8 @@ static int bridge_new(const struct tls_bridge_spec *spec, int pfd, struct bridge
 	atomic_init(&b->st->refs, 2);	/* the thread's and the caller's */
 	atomic_init(&b->st->state, TLS_BRIDGE_HANDSHAKE);
 	if (spec->preread_len)
-		BIO_write(b->rbio, spec->preread, (int)spec->preread_len);
-	SSL_set_bio(b->ssl, b->rbio, b->wbio);
+		BIO_write(b->net, spec->preread, (int)spec->preread_len);
+	SSL_set_bio(b->ssl, ssl_end, ssl_end);
 	/* Servers that close without close_notify are common: their end is an end. */
 	SSL_set_options(b->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	if (b->server)
