@@ -5,6 +5,9 @@
  * policy file, optionally followed by a NUL and the explain target.
  * Loading must either fail with a diagnostic or yield a policy whose every
  * path is absolute, whose shown form is JSON, and whose decisions answer.
+ * Every diagnostic's path is located in the text (policy check --json):
+ * inside it, its line and column those of its offset; and a path read from
+ * the input after the target is located without reading past the text.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include "cli/commands.h"
 #include "fuzz.h"
 #include "policy/policy.h"
+#include "policy/policy_locate.h"
 
 static int policy_fd = -1, null_fd = -1, saved_stderr = -1;
 static char policy_path[64];
@@ -119,6 +123,27 @@ static void check_policy(const struct policy *p, const char *target)
 	}
 }
 
+/* A location is inside the text, and its line and column are those of its offset. */
+static void check_location(const char *json, size_t len, const char *path)
+{
+	struct policy_location loc;
+	unsigned line = 1, column = 1;
+
+	if (policy_locate(json, len, path, &loc))
+		return;
+	FUZZ_CHECK(loc.offset < len);
+	for (size_t i = 0; i < loc.offset; i++) {
+		if (json[i] == '\n') {
+			line++;
+			column = 1;
+		} else {
+			column++;
+		}
+	}
+	FUZZ_CHECK(loc.line == line && loc.column == column);
+	FUZZ_CHECK(loc.exact == 0 || loc.exact == 1);
+}
+
 /* `bpfbox policy explain [--write] FILE TARGET`, through the CLI. */
 static void explain(const uint8_t *json, size_t len, const char *target, bool write)
 {
@@ -168,6 +193,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_policy(p, target);
 		policy_free(p);
 	}
+	for (size_t i = 0; i < diags.n; i++)
+		check_location((const char *)data, json_len, diags.items[i].path ? diags.items[i].path : "");
+	if (target)
+		check_location((const char *)data, json_len, target);
 	diag_list_free(&diags);
 
 	explain(data, json_len, target && target[0] ? target : targets[size % 4], size & 2);
