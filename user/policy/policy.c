@@ -301,7 +301,7 @@ out:
 	return ret;
 }
 
-static int read_all(int fd, char **buf, size_t *len)
+int policy_read_fd(int fd, char **buf, size_t *len)
 {
 	size_t cap = 8192, n = 0;
 	char *b = malloc(cap);
@@ -348,15 +348,13 @@ static int read_all(int fd, char **buf, size_t *len)
 	return 0;
 }
 
-int policy_load_file(const char *file, const struct policy_load_opts *opts,
-		     struct policy **out, struct diag_list *diags)
+int policy_read_file(const char *file, char **buf, size_t *len, struct diag_list *diags)
 {
 	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
 	int fd, ret;
 
-	*out = NULL;
+	*buf = NULL;
+	*len = 0;
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		ret = -errno;
@@ -366,23 +364,32 @@ int policy_load_file(const char *file, const struct policy_load_opts *opts,
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		diag_add(diags, DIAG_ERROR, NULL, "cannot stat the policy: %s", strerror(-ret));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
+	} else if (S_ISDIR(st.st_mode)) {
 		ret = -EISDIR;
 		diag_add(diags, DIAG_ERROR, NULL, "is a directory, not a policy file");
-		goto out;
+	} else {
+		ret = policy_read_fd(fd, buf, len);
+		if (ret == -EFBIG)
+			diag_add(diags, DIAG_ERROR, NULL, "the policy file is larger than %d bytes",
+				 POLICY_MAX_BYTES);
+		else if (ret)
+			diag_add(diags, DIAG_ERROR, NULL, "cannot read the policy: %s", strerror(-ret));
 	}
-	ret = read_all(fd, &buf, &len);
-	if (ret == -EFBIG)
-		diag_add(diags, DIAG_ERROR, NULL, "the policy file is larger than %d bytes",
-			 POLICY_MAX_BYTES);
-	else if (ret)
-		diag_add(diags, DIAG_ERROR, NULL, "cannot read the policy: %s", strerror(-ret));
-	else
-		ret = policy_load_buffer(file, buf, len, opts, out, diags);
-out:
-	free(buf);
 	close(fd);
+	return ret;
+}
+
+int policy_load_file(const char *file, const struct policy_load_opts *opts,
+		     struct policy **out, struct diag_list *diags)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	*out = NULL;
+	ret = policy_read_file(file, &buf, &len, diags);
+	if (!ret)
+		ret = policy_load_buffer(file, buf, len, opts, out, diags);
+	free(buf);
 	return ret;
 }

@@ -500,6 +500,19 @@ int policy_path_resolve_target(const char *raw, const char *cwd, const char *hom
 /* The effective policy as JSON text (malloc'd), as `bpfbox policy show` prints it. */
 char *policy_to_json(const struct policy *p);
 
+/*
+ * Reads fd to its end into a new buffer (*len bytes, not NUL-terminated):
+ * 0, -EFBIG past POLICY_MAX_BYTES, or a negative errno.
+ */
+int policy_read_fd(int fd, char **buf, size_t *len);
+
+/*
+ * Reads the policy file (not a directory, at most POLICY_MAX_BYTES) into a
+ * new buffer, as policy_load_file does; a problem goes to diags. 0 or a
+ * negative errno.
+ */
+int policy_read_file(const char *file, char **buf, size_t *len, struct diag_list *diags);
+
 /* sha256 of data as 64 hex digits and a NUL. */
 void policy_sha256_hex(const void *data, size_t len, char out[65]);
 
