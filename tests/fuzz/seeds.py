@@ -65,7 +65,7 @@ def byte_arrays(*files):
 def seeds():
     s = {t: set() for t in ("policy", "domain", "http", "chunked", "socks", "log", "parsers", "daemon",
                             "git_config", "tls_leaf_key", "cred_sigv4", "cred_jwt", "cred_subst",
-                            "cred_extract", "live_control", "run_control")}
+                            "cred_extract", "live_control", "run_control", "policy_suggest")}
     for f in sorted(list((ROOT / "policy-examples").glob("*.json")) +
                     list((ROOT / "tests" / "policies").rglob("*.json"))):
         data = f.read_bytes()
@@ -108,6 +108,26 @@ def seeds():
     for lit in literals("test_log_format.c", "test_log.c"):
         if lit:
             s["log"].add(lit)
+    def ev(action, typ, rule, rest=""):
+        return ('{"event":{"action":"%s","type":["%s"]},"rule":{"name":"%s"}%s}'
+                % (action, typ, rule, rest)).encode()
+    suggest = [
+        ev("open-write", "allowed", "default:write", ',"bpfbox":{"audit":true},"file":{"path":"/p/b/o"}'),
+        ev("create", "denied", "default:write", ',"bpfbox":{"count":3,"sandbox":{"id":"s1"}},"file":{"path":"/p/b/x"}'),
+        ev("open-read", "denied", "denyRead:/h/.aws", ',"file":{"path":"/h/.aws/config"}'),
+        ev("open-write", "denied", "mandatory:.git/hooks", ',"file":{"path":"/p/.git/hooks/x"}'),
+        ev("proxy-connect", "denied", "default:network", ',"destination":{"domain":"Registry.NPMJS.org"}'),
+        ev("dns-query", "denied", "default:network", ',"dns":{"question":{"name":"pypi.org"}}'),
+        ev("proxy-http", "denied", "default:network", ',"url":{"domain":"a.example"}'),
+        ev("unix-connect", "denied", "default:unix-socket", ',"destination":{"address":"/run/d.sock"}'),
+        ev("bind", "denied", "allowLocalBinding:false"),
+        ev("connect", "denied", "default:network", ',"destination":{"address":"192.0.2.1"}'),
+    ]
+    for i, line in enumerate(suggest):
+        s["policy_suggest"].add(bytes([i & 7]) + b"\n" + line)
+    s["policy_suggest"].add(b"\x08\n" + b"\n".join(suggest))
+    s["policy_suggest"].add(b"\x01\n" + b"\n".join(ev("open-write", "denied", "default:write",
+                                                        ',"file":{"path":"/d/f%d"}' % i) for i in range(4)))
     for lit in literals("test_run_control.c"):
         if lit.startswith(b"{"):
             s["run_control"].add(lit)

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "policy_check_json.h"
+#include "policy_suggest_cli.h"
 #include "policy/domain.h"
 #include "policy/policy.h"
 #include "policy/policy_ceiling.h"
@@ -32,6 +33,7 @@ static void usage(FILE *out)
 		"       bpfbox policy show [--strict] [--debug] [--ceiling ADMIN] [FILE]\n"
 		"       bpfbox policy explain [--strict] [--write] [--path|--host] [--ceiling ADMIN]\n"
 		"                             FILE TARGET\n"
+		"       bpfbox policy suggest [--policy FILE] [--sandbox ID] [--collapse N] [LOG|-]\n"
 		"\n"
 		"  check    validate FILE, list every problem; exit 0, or 125 if rejected\n"
 		"  show     print the effective policy as JSON (absolute paths, canonical\n"
@@ -39,6 +41,8 @@ static void usage(FILE *out)
 		"  explain  the decision for TARGET and the rule that made it; TARGET is a\n"
 		"           path (read, or write with --write) or HOST[:PORT] (port 443 if\n"
 		"           omitted); exit 0 allowed, 1 denied\n"
+		"  suggest  the grants that cover a log's refusals, merged into FILE\n"
+		"           and printed (its options: 'bpfbox policy suggest -h')\n"
 		"\n"
 		"Without FILE, check and show use --policy's discovery order:\n"
 		"$BPFBOX_POLICY, then " POLICY_SYSTEM_PATH ", else the built-in default.\n"
@@ -445,6 +449,8 @@ int cmd_policy(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(sub, "suggest"))
+		return policy_suggest_command(argc - 2, argv + 2);
 	if (parse_args(argc - 2, argv + 2, &o)) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -15,7 +15,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "exec", cmd_exec, "run a command confined by a policy" },
 	{ "doctor", cmd_doctor, "check that this host can enforce a sandbox" },
-	{ "policy", cmd_policy, "check, show or explain a policy file" },
+	{ "policy", cmd_policy, "check, show, explain a policy file, or suggest grants from a log" },
 	{ "ps", cmd_ps, "list live sandboxes" },
 	{ "gc", cmd_gc, "remove what dead supervisors left behind" },
 	{ "stop", cmd_stop, "stop a live sandbox" },
