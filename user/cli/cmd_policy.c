@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "policy_check_json.h"
+#include "policy_apply_cli.h"
 #include "policy_suggest_cli.h"
 #include "policy/domain.h"
 #include "policy/policy.h"
@@ -34,6 +35,9 @@ static void usage(FILE *out)
 		"       bpfbox policy explain [--strict] [--write] [--path|--host] [--ceiling ADMIN]\n"
 		"                             FILE TARGET\n"
 		"       bpfbox policy suggest [--policy FILE] [--sandbox ID] [--collapse N] [LOG|-]\n"
+		"       bpfbox policy apply [--dry-run] [--message TEXT] FILE|-\n"
+		"       bpfbox policy history [--json]\n"
+		"       bpfbox policy rollback [--dry-run] [--message TEXT] N\n"
 		"\n"
 		"  check    validate FILE, list every problem; exit 0, or 125 if rejected\n"
 		"  show     print the effective policy as JSON (absolute paths, canonical\n"
@@ -43,6 +47,10 @@ static void usage(FILE *out)
 		"           omitted); exit 0 allowed, 1 denied\n"
 		"  suggest  the grants that cover a log's refusals, merged into FILE\n"
 		"           and printed (its options: 'bpfbox policy suggest -h')\n"
+		"  apply    make FILE the administrator's policy once the loader accepts\n"
+		"           it, showing the grants it adds and removes; every version kept\n"
+		"  history  the kept versions, who applied each and when\n"
+		"  rollback apply kept version N again (all three: 'bpfbox policy apply -h')\n"
 		"\n"
 		"Without FILE, check and show use --policy's discovery order:\n"
 		"$BPFBOX_POLICY, then " POLICY_SYSTEM_PATH ", else the built-in default.\n"
@@ -451,6 +459,8 @@ int cmd_policy(int argc, char **argv)
 	}
 	if (!strcmp(sub, "suggest"))
 		return policy_suggest_command(argc - 2, argv + 2);
+	if (!strcmp(sub, "apply") || !strcmp(sub, "history") || !strcmp(sub, "rollback"))
+		return policy_apply_command(sub, argc - 2, argv + 2);
 	if (parse_args(argc - 2, argv + 2, &o)) {
 		usage(stderr);
 		return EXIT_USAGE;
