@@ -31,7 +31,7 @@ KERNELS ?= 6.1 6.12
 VERSION := $(shell cat VERSION)
 
 .SECONDARY:
-.PHONY: all deps agents agents-test unit-test asan-unit-test fuzzers fuzz-build fuzz fuzz-short soak vm-test test \
+.PHONY: all deps agents agents-test console console-test unit-test asan-unit-test fuzzers fuzz-build fuzz fuzz-short soak vm-test test \
 	demo bench clean man deb docs-check units-check
 HELPERS := $(patsubst tests/vm/helpers/%.c,$(BUILD)/helpers/%,$(wildcard tests/vm/helpers/*.c))
 all: $(BUILD)/bpfbox $(HELPERS)
@@ -168,6 +168,16 @@ vm-test: $(BUILD)/bpfbox agents
 	done; \
 	exit $$rc
 
+# The Cockpit page (console/) into build/console/share/cockpit/bpfbox, with PatternFly's
+# stylesheet from the npm packages pinned in console/package-lock.json; and its browser test:
+# the real Cockpit serving the page of the built bpfbox-cockpit package (make deb; else the
+# page built here) and Debian's Chromium on the host, in a mount namespace (docs/console.md).
+console:
+	tools/console/build.sh $(BUILD)/console
+
+console-test: $(BUILD)/bpfbox console
+	tests/console/run.sh $(BUILD)
+
 # The coding-agent CLIs that tests/vm/test_80_agents.sh drives, from the npm registry into
 # build/agents/ (once; later runs reuse them).
 agents:
@@ -192,6 +202,7 @@ test: deps
 	$(MAKE) asan-unit-test
 	$(MAKE) fuzz-short
 	$(MAKE) deb
+	$(MAKE) console-test
 	$(MAKE) vm-test
 
 demo: deps

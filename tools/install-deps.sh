@@ -5,7 +5,8 @@ pkgs=(make gcc clang llvm bpftool libbpf-dev libcjson-dev libelf-dev libssl-dev 
       libcmocka-dev libclang-rt-14-dev pkg-config jq curl git python3 qemu-system-x86 qemu-utils
       busybox-static cpio kmod bsdextrautils rsyslog wget openssl iproute2 tinyproxy
       keyutils sudo dnsmasq-base uidmap socat gdb python3-botocore
-      debhelper dpkg-dev pandoc lintian bash-completion logrotate)
+      debhelper dpkg-dev pandoc lintian bash-completion logrotate
+      cockpit-ws cockpit-bridge chromium)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -74,7 +74,8 @@ static void test_versions(void **state)
 	int fd;
 
 	(void)state;
-	fd = policy_store_open(path("lib/history"));
+	assert_int_equal(policy_store_open(path("lib/history"), false), -ENOENT);
+	fd = policy_store_open(path("lib/history"), true);
 	assert_true(fd >= 0);
 	assert_int_equal(stat(path("lib/history"), &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
@@ -111,7 +112,7 @@ static void test_bound(void **state)
 	int fd;
 
 	(void)state;
-	fd = policy_store_open(path("bound"));
+	fd = policy_store_open(path("bound"), true);
 	assert_true(fd >= 0);
 	for (unsigned i = 1; i <= POLICY_HISTORY_KEEP + 5; i++) {
 		snprintf(text, sizeof(text), "{\"v\":%u}", i);
@@ -136,16 +137,16 @@ static void test_hostile_history(void **state)
 	/* Writable by others: refused. A link as the directory: refused. */
 	assert_int_equal(mkdir(path("open"), 0700), 0);
 	assert_int_equal(chmod(path("open"), 0777), 0);
-	assert_int_equal(policy_store_open(path("open")), -EPERM);
+	assert_int_equal(policy_store_open(path("open"), true), -EPERM);
 	assert_int_equal(symlink(path("open"), path("link")), 0);
-	assert_true(policy_store_open(path("link")) < 0);
+	assert_true(policy_store_open(path("link"), true) < 0);
 
 	/* A link planted at the next version's name: refused, its target untouched. */
 	victim = open(path("victim"), O_WRONLY | O_CREAT | O_EXCL, 0644);
 	assert_true(victim >= 0);
 	assert_int_equal(write(victim, "intact", 6), 6);
 	close(victim);
-	fd = policy_store_open(path("planted"));
+	fd = policy_store_open(path("planted"), true);
 	assert_true(fd >= 0);
 	add(fd, "{}", "", 1);
 	assert_int_equal(symlink(path("victim"), path("planted/000002.json")), 0);
@@ -205,7 +206,7 @@ static void test_lock(void **state)
 	pid_t child;
 
 	(void)state;
-	fd = policy_store_open(path("locked"));
+	fd = policy_store_open(path("locked"), true);
 	assert_true(fd >= 0);
 	child = fork();
 	if (!child) {

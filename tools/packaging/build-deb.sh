@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: tools/packaging/build-deb.sh [BUILD]   (make deb)
 #
-# Builds BUILD/bpfbox_VERSION_amd64.deb with dpkg-buildpackage and debhelper: copies the
+# Builds BUILD/bpfbox_VERSION_amd64.deb and BUILD/bpfbox-cockpit_VERSION_all.deb (the
+# Cockpit page) with dpkg-buildpackage and debhelper: copies the
 # sources and tools/packaging/debian/ into BUILD/deb/bpfbox-VERSION/ (the tree's top level
 # gets no debian/), writes debian/changelog from VERSION, builds there, then runs lintian,
 # which must report no error and no warning that debian/bpfbox.lintian-overrides does not
@@ -23,9 +24,9 @@ src=$work/bpfbox-$version
 rm -rf "$work"
 mkdir -p "$src"
 # What the build and the package need; nothing of build/, .git or the VM harness.
-(cd "$root" && cp -a Makefile VERSION README.md bpf include user docs schema policy-examples "$src/")
+(cd "$root" && cp -a Makefile VERSION README.md bpf include user docs schema policy-examples console "$src/")
 mkdir -p "$src/tools" "$src/tests"
-cp -a "$root/tools/systemd" "$root/tools/packaging" "$src/tools/"
+cp -a "$root/tools/systemd" "$root/tools/packaging" "$root/tools/console" "$src/tools/"
 cp -a "$root/tests/check-docs.sh" "$src/tests/"
 cp -a "$root/tools/check-build-deps.sh" "$src/tools/"
 cp -a "$root/tools/packaging/debian" "$src/debian"
@@ -44,7 +45,9 @@ CHANGELOG
 
 (cd "$src" && dpkg-buildpackage -b -us -uc)
 deb=bpfbox_${version}_amd64.deb
+cockpit_deb=bpfbox-cockpit_${version}_all.deb
 mv "$work/$deb" "$build/$deb"
-echo "build-deb: $build/$deb"
-lintian --fail-on error,warning --info "$build/$deb"
+mv "$work/$cockpit_deb" "$build/$cockpit_deb"
+echo "build-deb: $build/$deb $build/$cockpit_deb"
+lintian --fail-on error,warning --info "$build/$deb" "$build/$cockpit_deb"
 echo "build-deb: lintian: no error, no unexplained warning"

@@ -183,7 +183,7 @@ static int apply_text(const struct apply_opts *o, const char *name, const char *
 		status = 0;
 		goto out;
 	}
-	dirfd = policy_store_open(o->history);
+	dirfd = policy_store_open(o->history, true);
 	if (dirfd < 0) {
 		fprintf(stderr, "bpfbox: policy %s: the history %s: %s\n", source, o->history,
 			dirfd == -EPERM ? "not root's own, or writable by others" : strerror(-dirfd));
@@ -254,7 +254,7 @@ static int do_rollback(const struct apply_opts *o)
 		fprintf(stderr, "bpfbox: policy rollback: '%s' is not a version number\n", o->arg);
 		return EXIT_USAGE;
 	}
-	dirfd = policy_store_open(o->history);
+	dirfd = policy_store_open(o->history, false);
 	if (dirfd < 0) {
 		fprintf(stderr, "bpfbox: policy rollback: the history %s: %s\n", o->history,
 			strerror(-dirfd));
@@ -299,8 +299,13 @@ static int do_history(const struct apply_opts *o)
 	char *text = NULL, sha[65] = "", *printed;
 	size_t n = 0, len, current = (size_t)-1;
 	cJSON *arr = NULL;
-	int dirfd = policy_store_open(o->history), ret;
+	int dirfd = policy_store_open(o->history, false), ret;
 
+	if (dirfd == -ENOENT) {
+		/* Nothing applied yet: no versions, and nothing made on the host by looking. */
+		printf(o->json ? "[]\n" : "");
+		return 0;
+	}
 	if (dirfd < 0) {
 		fprintf(stderr, "bpfbox: policy history: %s: %s\n", o->history, strerror(-dirfd));
 		return BPFBOX_EXIT_SETUP;

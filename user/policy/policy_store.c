@@ -30,12 +30,15 @@ static int mkdir_one(const char *path, mode_t mode)
 	return mkdir(path, mode) && errno != EEXIST ? -errno : 0;
 }
 
-int policy_store_open(const char *dir)
+int policy_store_open(const char *dir, bool create)
 {
-	char *parent = strdup(dir), *slash;
+	char *parent, *slash;
 	struct stat st;
 	int fd, ret;
 
+	if (!create)
+		goto open_dir;
+	parent = strdup(dir);
 	if (!parent)
 		return -ENOMEM;
 	slash = strrchr(parent, '/');
@@ -51,6 +54,7 @@ int policy_store_open(const char *dir)
 	ret = mkdir_one(dir, 0700);
 	if (ret)
 		return ret;
+open_dir:
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

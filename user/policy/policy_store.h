@@ -7,6 +7,7 @@
 #ifndef BPFBOX_POLICY_STORE_H
 #define BPFBOX_POLICY_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define POLICY_HISTORY_DIR "/var/lib/bpfbox/policy-history"
@@ -26,12 +27,12 @@ struct policy_version {
 };
 
 /*
- * The history directory (made 0700 when missing, its parent too), opened
- * without following a link and locked for this process until it is closed.
- * Refused (-EPERM) when it is not the caller's own or others may write it.
- * Returns a directory descriptor or a negative errno.
+ * The history directory (with create, made 0700 when missing, its parent
+ * too; without, -ENOENT), opened without following a link and locked for this
+ * process until it is closed. Refused (-EPERM) when it is not the caller's
+ * own or others may write it. Returns a directory descriptor or a negative errno.
  */
-int policy_store_open(const char *dir);
+int policy_store_open(const char *dir, bool create);
 /* Every kept version, oldest first. Returns 0 or a negative errno. */
 int policy_store_list(int dirfd, struct policy_version **out, size_t *n);
 /* Version number's bytes (at most the policy's size limit). */

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// The policy page in a real browser, against the real Cockpit and bpfbox (tests/console/run.sh):
+// an error typed in the JSON appears at its line, checked by bpfbox's loader; the draft is kept
+// server-side and comes back after a reload; a fixed draft is applied after its grant change
+// is shown, and the file, the history and the draft say so; a rollback from the history
+// restores the first version. Each assertion names what it checks; the first that fails ends
+// the run with status 1. Screenshots of the page go to the directory given.
+// usage: node policy_page.mjs BASE_URL SCREENSHOT_DIR
+import { createRequire } from "module";
+import { readFileSync, existsSync, mkdirSync, writeFileSync } from "fs";
+
+const require = createRequire(process.env.NODE_PATH + "/");
+const { chromium } = require("playwright-core");
+const [base, shots] = process.argv.slice(2);
+const POLICY = "/etc/bpfbox/policy.json";
+const DRAFT = "/var/lib/bpfbox/drafts/root.json";
+const TIMEOUT = 30000;
+let passed = 0;
+let page = null;
+
+function ok(cond, name, detail) {
+    if (!cond) {
+        console.log(`not ok ${passed + 1} - ${name}` + (detail ? `\n#   ${String(detail).split("\n").join("\n#   ")}` : ""));
+        process.exit(1);
+    }
+    passed++;
+    console.log(`ok ${passed} - ${name}`);
+}
+
+function policy(domains) {
+    return "{\n" +
+        '  "network": {\n' +
+        `    "allowedDomains": [${domains.map(d => JSON.stringify(d)).join(", ")}],\n` +
+        '    "deniedDomains": []\n' +
+        "  },\n" +
+        '  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] },\n' +
+        '  "x-owner": { "team": "platform" }\n' +
+        "}\n";
+}
+
+async function until(fn, name) {
+    const end = Date.now() + TIMEOUT;
+    let last;
+    while (Date.now() < end) {
+        try {
+            last = await fn();
+            if (last) {
+                ok(true, name);
+                return last;
+            }
+        } catch (e) {
+            last = e;
+        }
+        await new Promise(r => setTimeout(r, 100));
+    }
+    ok(false, name, "timed out; last: " + last + "; the page's message: " +
+        (page ? await page.textContent("#alert-text").catch(() => "") : ""));
+}
+
+const first = policy(["a.example"]);
+writeFileSync(POLICY, first, { mode: 0o644 });
+mkdirSync(shots, { recursive: true });
+
+const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+try {
+    page = await browser.newPage({ viewport: { width: 1200, height: 1100 } });
+    const errors = [];
+    page.on("pageerror", e => errors.push(String(e)));
+    const url = `${base}/cockpit/@localhost/bpfbox/index.html`;
+    await page.goto(url);
+    const status = () => page.textContent("#status");
+    await until(async () => /^valid/.test(await status()), "the page loads and the policy in force is valid");
+    ok(await page.inputValue("#editor") === first, "the editor holds the policy file");
+    ok(await page.isDisabled("#apply"), "Apply is disabled while nothing changed");
+
+    // An error typed on line 3: bpfbox's loader reports it at that line.
+    const broken = first.replace('"a.example"', '"a.example", "bad domain"');
+    await page.fill("#editor", broken);
+    await until(async () => /error/.test(await status()), "a bad domain makes the policy invalid");
+    const problem = await page.textContent("#problems li.bb-error");
+    ok(/^line 3, column \d+ \(network\.allowedDomains\[1\]\): invalid domain pattern "bad domain"/.test(problem),
+        "the problem is at line 3, at its JSON path, in the loader's words", problem);
+    ok(await page.getAttribute("#gutter div[data-line='3']", "class") === "bb-error", "line 3 is marked in the gutter");
+    ok(await page.isDisabled("#apply"), "Apply is disabled while the policy is invalid");
+    // A page forced to apply it anyway (the button re-enabled) meets bpfbox's refusal.
+    await page.evaluate(() => { document.getElementById("apply").disabled = false; });
+    await page.click("#apply");
+    await until(async () => /^Not applied:[\s\S]*is rejected; nothing applied/.test(await page.textContent("#alert-text")), "an invalid draft forced through is refused by bpfbox");
+    ok(readFileSync(POLICY, "utf8") === first && !existsSync("/var/lib/bpfbox/policy-history"), "...and nothing was written or kept");
+    await page.screenshot({ path: `${shots}/policy-error.png` });
+
+    // The draft is kept on the server and survives a reload of the page.
+    await until(() => existsSync(DRAFT) && readFileSync(DRAFT, "utf8") === broken, "the draft is saved server-side");
+    await page.reload();
+    await until(async () => (await page.inputValue("#editor")) === broken, "after a reload the draft is back in the editor");
+    ok(/draft/.test(await page.textContent("#draft-status")), "the page says it is a draft");
+
+    // Fixed, applied after its grant change is shown.
+    const fixed = policy(["a.example", "pypi.org"]);
+    await page.fill("#editor", fixed);
+    await until(async () => /^valid/.test(await status()) && !(await page.isDisabled("#apply")), "the fixed draft is valid and can be applied");
+    await page.click("#apply");
+    await until(async () => /\+ allowedDomains:pypi\.org/.test(await page.textContent("#diff")), "the review shows the grant it adds");
+    ok(readFileSync(POLICY, "utf8") === first, "reviewing changes nothing yet");
+    await page.screenshot({ path: `${shots}/policy-review.png` });
+    await page.fill("#message", "pypi for the builds");
+    await page.click("#confirm");
+    await until(async () => /applied as version 2/.test(await page.textContent("#alert-text")), "the page says version 2 is applied");
+    ok(readFileSync(POLICY, "utf8") === fixed, "the policy file is the applied text, unknown keys and order kept");
+    await until(() => !existsSync(DRAFT), "the applied draft is gone");
+    await until(async () => (await page.textContent("#history tbody tr:first-child td:first-child")) === "2 (in force)", "the history shows version 2 in force");
+    const row = await page.textContent("#history tbody tr:first-child");
+    ok(/pypi for the builds/.test(row) && /apply/.test(row), "with its message", row);
+    ok(/found/.test(await page.textContent("#history tbody tr:nth-child(2)")), "and version 1, the file found before");
+    await page.screenshot({ path: `${shots}/policy-history.png` });
+
+    // Rolled back from the history.
+    await page.click("text=Roll back to 1");
+    await until(async () => /applied as version 3/.test(await page.textContent("#alert-text")), "the rollback is applied as version 3");
+    ok(readFileSync(POLICY, "utf8") === first, "the policy file is version 1's text again");
+    await until(async () => (await page.inputValue("#editor")) === first, "the editor shows it");
+    await until(async () => /rollback to version 1/.test(await page.textContent("#history tbody tr:first-child")), "the history names the rollback");
+    ok(errors.length === 0, "no script error on the page", errors.join("\n"));
+} finally {
+    await browser.close();
+}
+console.log(`# console policy page: ${passed} passed, 0 failed`);
