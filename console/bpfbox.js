@@ -3,7 +3,8 @@
 // by bpfbox's own loader (`bpfbox policy check --json`, never a second validator here),
 // each problem marked at its line; the draft kept server-side per administrator; applied
 // through `bpfbox policy apply` after its grant changes are shown; the kept versions
-// listed and any of them applied again. Cockpit does the login and the privileges.
+// listed and any of them applied again; the Visual tab (visual.js) edits the same document.
+// Cockpit does the login and the privileges.
 "use strict";
 
 const POLICY = "/etc/bpfbox/policy.json";
@@ -66,7 +67,9 @@ function drawGutter(marks) {
     g.scrollTop = $("editor").scrollTop;
 }
 
-function showVerdict(doc) {
+// doc: check --json's verdict on text.
+function showVerdict(doc, text) {
+    $("status").dataset.checked = text;	// which text the status is of (the tests wait for it)
     const list = $("problems");
     const marks = {};
     list.textContent = "";
@@ -101,12 +104,12 @@ function check() {
     const seq = ++checkSeq;
     const text = $("editor").value;
     bpfbox(["policy", "check", "--json", "-"], text)
-            .done(out => seq === checkSeq && showVerdict(JSON.parse(out)))
+            .done(out => seq === checkSeq && showVerdict(JSON.parse(out), text))
             .fail((ex, out) => {
                 if (seq !== checkSeq)
                     return;
                 try {
-                    showVerdict(JSON.parse(out));
+                    showVerdict(JSON.parse(out), text);
                 } catch (e) {
                     valid = false;
                     setStatus("not checked", "orange");
@@ -236,9 +239,51 @@ function loadPolicy() {
                     $("draft-status").textContent = "";
                 }
                 edited();
+                if (!$("visual").hidden)
+                    visualOpen(ed.value);
                 loadHistory();
             })
             .catch(ex => alertShow("The policy could not be read: " + ex.message));
+}
+
+function showTab(name) {
+    const json = name === "json";
+    $("json-pane").hidden = !json;
+    $("visual").hidden = json;
+    $("tab-json-item").classList.toggle("pf-m-current", json);
+    $("tab-visual-item").classList.toggle("pf-m-current", !json);
+}
+
+function toVisual() {
+    if (!$("visual").hidden)
+        return;
+    const err = visualOpen($("editor").value);
+    if (err) {
+        alertShow(err, "warning");
+        return;
+    }
+    alertShow("");
+    showTab("visual");
+}
+
+function toJson() {
+    if ($("visual").hidden)
+        return;
+    const text = visualClose();
+    if (text !== $("editor").value) {
+        $("editor").value = text;
+        edited();
+    }
+    showTab("json");
+}
+
+function loadMandatory() {
+    bpfbox(["policy", "show", POLICY])
+            .done(out => {
+                const fs = JSON.parse(out).filesystem || {};
+                window.bbMandatory = fs.mandatoryDenyWrite || [];
+            })
+            .fail(() => { window.bbMandatory = []; });
 }
 
 function init() {
@@ -248,7 +293,20 @@ function init() {
     $("apply").addEventListener("click", review);
     $("confirm").addEventListener("click", confirmApply);
     $("cancel").addEventListener("click", () => { $("review").hidden = true; });
-    $("discard").addEventListener("click", () => { $("editor").value = inForce; edited(); });
+    $("discard").addEventListener("click", () => {
+        $("editor").value = inForce;
+        edited();
+        if (!$("visual").hidden)
+            visualOpen(inForce);
+    });
+    $("tab-json").addEventListener("click", toJson);
+    $("tab-visual").addEventListener("click", toVisual);
+    // An edit in the Visual tab is the JSON tab's text at once: checked, saved as the draft.
+    window.bbVisualChanged = text => {
+        $("editor").value = text;
+        edited();
+    };
+    loadMandatory();
     cockpit.user()
             .then(user => cockpit.spawn(["install", "-d", "-m", "0700", DRAFTS], { superuser: "try", err: "message" })
                     .then(() => {

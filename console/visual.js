@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// The Visual tab: the same document as the JSON tab, parsed, with a form for the fields it
+// knows. Edits change the parsed object in place, so every field it does not know, and the
+// order of every key, stays as it was; the JSON tab gets the text back unchanged when nothing
+// was edited, and JSON.stringify of the object when something was. It checks nothing itself:
+// the JSON tab's check by bpfbox runs on the text either way.
+"use strict";
+
+const VISUAL_FIELDS = [
+    { group: "Network", path: ["network", "allowedDomains"], type: "list", label: "Allowed domains" },
+    { group: "Network", path: ["network", "deniedDomains"], type: "list", label: "Denied domains",
+      reasons: ["network", "deniedDomainReasons"] },
+    { group: "Network", path: ["network", "allowUnixSockets"], type: "list", label: "Unix sockets" },
+    { group: "Network", path: ["network", "allowLocalBinding"], type: "bool", label: "Local binding (listen on loopback)" },
+    { group: "Network", path: ["bpfbox", "network", "transparent"], type: "bool", label: "Transparent path (direct connects redirected to the proxy)" },
+    { group: "Network", path: ["bpfbox", "network", "parentProxy"], type: "string", label: "Parent proxy (http:// or socks5://)" },
+    { group: "Filesystem", path: ["filesystem", "denyRead"], type: "list", label: "Deny read" },
+    { group: "Filesystem", path: ["filesystem", "allowRead"], type: "list", label: "Allow read (inside a denied one)" },
+    { group: "Filesystem", path: ["filesystem", "allowWrite"], type: "list", label: "Allow write" },
+    { group: "Filesystem", path: ["filesystem", "denyWrite"], type: "list", label: "Deny write" },
+    { group: "Filesystem", path: ["filesystem", "allowGitConfig"], type: "bool", label: "Writable .git/config" },
+    { group: "Process", path: ["allowNestedUserNamespaces"], type: "bool", label: "Nested user namespaces" },
+    { group: "Process", path: ["bpfbox", "devices", "allow"], type: "list", label: "Devices allowed" },
+];
+
+const visual = {
+    doc: null,	// the parsed document while the Visual tab is shown
+    text: null,	// the text it was parsed from
+    dirty: false,
+};
+
+function visualGet(path) {
+    let o = visual.doc;
+    for (const k of path) {
+        if (o === null || typeof o !== "object" || Array.isArray(o) || !(k in o))
+            return undefined;
+        o = o[k];
+    }
+    return o;
+}
+
+// Sets path's value, making the objects on the way (each new key after the existing ones).
+function visualSet(path, value) {
+    let o = visual.doc;
+    for (const k of path.slice(0, -1)) {
+        if (o[k] === null || typeof o[k] !== "object" || Array.isArray(o[k]))
+            o[k] = {};
+        o = o[k];
+    }
+    o[path[path.length - 1]] = value;
+    visual.dirty = true;
+    if (window.bbVisualChanged)
+        window.bbVisualChanged(visualClose());
+}
+
+function visualElement(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls)
+        e.className = cls;
+    if (text !== undefined)
+        e.textContent = text;
+    return e;
+}
+
+function visualList(f, box) {
+    const name = f.path.join(".");
+    const cur = visualGet(f.path);
+    const list = Array.isArray(cur) ? cur : [];
+    const ul = visualElement("ul", "pf-c-list pf-m-plain");
+    list.forEach((v, i) => {
+        const li = visualElement("li");
+        li.appendChild(visualElement("span", "", typeof v === "string" ? v : JSON.stringify(v)));
+        if (f.reasons && typeof v === "string") {
+            const reasons = visualGet(f.reasons);
+            const r = visualElement("input", "pf-c-form-control bb-reason");
+            r.placeholder = "reason shown to the client";
+            r.value = reasons && typeof reasons[v] === "string" ? reasons[v] : "";
+            r.dataset.reasonFor = v;
+            r.addEventListener("change", () => {
+                const all = visualGet(f.reasons);
+                const next = all && typeof all === "object" && !Array.isArray(all) ? all : {};
+                if (r.value)
+                    next[v] = r.value;
+                else
+                    delete next[v];
+                visualSet(f.reasons, next);
+            });
+            li.appendChild(r);
+        }
+        const rm = visualElement("button", "pf-c-button pf-m-link pf-m-small", "Remove");
+        rm.type = "button";
+        rm.addEventListener("click", () => {
+            list.splice(i, 1);
+            visualSet(f.path, list);
+            visualRender();
+        });
+        li.appendChild(rm);
+        ul.appendChild(li);
+    });
+    box.appendChild(ul);
+    if (cur !== undefined && !Array.isArray(cur)) {
+        box.appendChild(visualElement("p", "bb-muted", "Not a list here: edit it in the JSON tab."));
+        return;
+    }
+    const add = visualElement("div", "bb-add");
+    const input = visualElement("input", "pf-c-form-control");
+    input.dataset.add = name;
+    input.setAttribute("aria-label", "New entry of " + f.label);
+    const b = visualElement("button", "pf-c-button pf-m-secondary pf-m-small", "Add");
+    b.type = "button";
+    b.dataset.addButton = name;
+    b.addEventListener("click", () => {
+        const v = input.value.trim();
+        if (!v)
+            return;
+        list.push(v);
+        visualSet(f.path, list);
+        visualRender();
+    });
+    add.appendChild(input);
+    add.appendChild(b);
+    box.appendChild(add);
+}
+
+function visualScalar(f, box) {
+    const cur = visualGet(f.path);
+    const input = visualElement("input", f.type === "bool" ? "" : "pf-c-form-control");
+    input.dataset.field = f.path.join(".");
+    if (f.type === "bool") {
+        input.type = "checkbox";
+        input.checked = cur === true;
+        input.addEventListener("change", () => visualSet(f.path, input.checked));
+    } else {
+        input.value = typeof cur === "string" ? cur : "";
+        input.addEventListener("change", () => visualSet(f.path, input.value));
+    }
+    box.appendChild(input);
+}
+
+function visualRender() {
+    const pane = document.getElementById("visual");
+    pane.textContent = "";
+    let group = null, column = null;
+    for (const f of VISUAL_FIELDS) {
+        if (f.group !== group) {
+            group = f.group;
+            column = visualElement("div");
+            column.appendChild(visualElement("h2", "pf-c-title pf-m-lg", group));
+            pane.appendChild(column);
+        }
+        const box = visualElement("div", "bb-field");
+        box.dataset.fieldBox = f.path.join(".");
+        box.appendChild(visualElement("h3", "", f.label));
+        if (f.type === "list")
+            visualList(f, box);
+        else
+            visualScalar(f, box);
+        column.appendChild(box);
+    }
+    const mand = visualElement("div", "bb-field");
+    mand.appendChild(visualElement("h3", "", "Mandatory deny set (always in force, read-only)"));
+    mand.appendChild(visualElement("p", "bb-mandatory", (window.bbMandatory || []).join("  ")));
+    pane.lastChild.appendChild(mand);
+}
+
+// JSON tab -> Visual tab. Returns an error message, or null.
+function visualOpen(text) {
+    let doc;
+    try {
+        doc = JSON.parse(text);
+    } catch (e) {
+        return "The JSON does not parse (" + e.message + "): fix it in the JSON tab first.";
+    }
+    if (doc === null || typeof doc !== "object" || Array.isArray(doc))
+        return "The policy must be a JSON object.";
+    visual.doc = doc;
+    visual.text = text;
+    visual.dirty = false;
+    visualRender();
+    return null;
+}
+
+// Visual tab -> JSON tab: the text, unchanged unless a field was edited.
+function visualClose() {
+    return visual.dirty ? JSON.stringify(visual.doc, null, 2) + "\n" : visual.text;
+}
