@@ -7,8 +7,7 @@
 // Cockpit does the login and the privileges.
 "use strict";
 
-const POLICY = "/etc/bpfbox/policy.json";
-const DRAFTS = "/var/lib/bpfbox/drafts";
+const POLICY = BB_POLICY;
 const CHECK_DELAY_MS = 250;
 const SAVE_DELAY_MS = 500;
 
@@ -307,14 +306,8 @@ function init() {
         edited();
     };
     loadMandatory();
-    cockpit.user()
-            .then(user => cockpit.spawn(["install", "-d", "-m", "0700", DRAFTS], { superuser: "try", err: "message" })
-                    .then(() => {
-                        // One draft per administrator: Cockpit's login name (a user name has no "/";
-                        // anything else falls back to the uid), never a name typed in the page.
-                        const name = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(user.name) ? user.name : "uid-" + user.id;
-                        draftFile = cockpit.file(DRAFTS + "/" + name + ".json", { superuser: "try" });
-                    }))
+    bbDraftFile()
+            .then(file => { draftFile = file; })
             .catch(ex => alertShow("Drafts are not kept: " + ex.message, "warning"))
             .then(loadPolicy);
 }

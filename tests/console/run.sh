@@ -5,8 +5,8 @@
 # BUILD/bpfbox-cockpit_VERSION_all.deb; the page of tools/console/build.sh when no package
 # was built), the real bpfbox binary behind it, and
 # Debian's Chromium driven by Playwright (tests/console/policy_page.mjs). It runs in a mount
-# namespace of its own where /etc/bpfbox and /var/lib/bpfbox are empty tmpfs, so what the
-# page applies never touches the host's. The policy page needs no kernel enforcement, so it
+# namespace of its own where /etc/bpfbox, /var/lib/bpfbox and /var/log/bpfbox are empty
+# tmpfs, so what the pages write and read is never the host's. The policy page needs no kernel enforcement, so it
 # runs on the host, not in the VM (docs/console.md).
 # usage: run.sh BUILD
 set -euo pipefail
@@ -28,7 +28,7 @@ else
 fi
 [ -f "$share/cockpit/bpfbox/manifest.json" ] || { echo "console-test: no page in $share/cockpit/bpfbox"; exit 1; }
 made=()
-for d in /etc/bpfbox /var/lib/bpfbox; do
+for d in /etc/bpfbox /var/lib/bpfbox /var/log/bpfbox; do
 	[ -d "$d" ] || { mkdir -p "$d"; made+=("$d"); }
 done
 cleanup() {
@@ -39,6 +39,7 @@ export BB_BUILD=$build BB_ROOT=$root BB_WS=$ws BB_SHARE=$share
 unshare -m --propagation private bash -euo pipefail -c '
 	mount -t tmpfs -o mode=0755 bpfbox-etc /etc/bpfbox
 	mount -t tmpfs -o mode=0755 bpfbox-lib /var/lib/bpfbox
+	mount -t tmpfs -o mode=0750 bpfbox-log /var/log/bpfbox
 	port=$(python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])")
 	PATH=$BB_BUILD:$PATH XDG_DATA_DIRS=$BB_SHARE:/usr/share \
 		"$BB_WS" --no-tls -a 127.0.0.1 -p "$port" --local-session=/usr/bin/cockpit-bridge \
@@ -49,6 +50,9 @@ unshare -m --propagation private bash -euo pipefail -c '
 		curl -sf -o /dev/null "http://127.0.0.1:$port/cockpit/@localhost/bpfbox/index.html" && break
 		sleep 0.1
 	done
-	NODE_PATH=$BB_BUILD/console/npm/node_modules node "$BB_ROOT/tests/console/policy_page.mjs" \
-		"http://127.0.0.1:$port" "$BB_BUILD/console/screenshots"
+	for t in policy_page events_page; do
+		NODE_PATH=$BB_BUILD/console/npm/node_modules node "$BB_ROOT/tests/console/$t.mjs" \
+			"http://127.0.0.1:$port" "$BB_BUILD/console/screenshots"
+		rm -rf /etc/bpfbox/* /var/lib/bpfbox/* /var/log/bpfbox/*
+	done
 '
