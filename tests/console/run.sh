@@ -36,7 +36,10 @@ cleanup() {
 }
 trap cleanup EXIT
 export BB_BUILD=$build BB_ROOT=$root BB_WS=$ws BB_SHARE=$share
-unshare -m --propagation private bash -euo pipefail -c '
+# A PID namespace too: when its first process ends, the kernel ends every other one in it,
+# so nothing the test started outlives it (cockpit-bridge starts a session bus of its own,
+# which would otherwise stay behind, one per run).
+unshare -m -p -f --mount-proc --propagation private bash -euo pipefail -c '
 	mount -t tmpfs -o mode=0755 bpfbox-etc /etc/bpfbox
 	mount -t tmpfs -o mode=0755 bpfbox-lib /var/lib/bpfbox
 	mount -t tmpfs -o mode=0750 bpfbox-log /var/log/bpfbox
