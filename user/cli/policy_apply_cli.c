@@ -276,18 +276,11 @@ static int do_rollback(const struct apply_opts *o)
 	return status;
 }
 
+/* The kept metadata, and whether it is the version in force. */
 static cJSON *version_json(const struct policy_version *v, bool current)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = policy_version_json(v);
 
-	cJSON_AddNumberToObject(o, "version", v->number);
-	cJSON_AddStringToObject(o, "sha256", v->sha256);
-	cJSON_AddStringToObject(o, "applied_at", v->applied_at);
-	cJSON_AddNumberToObject(o, "uid", (double)v->uid);
-	cJSON_AddNumberToObject(o, "login_uid", (double)v->login_uid);
-	cJSON_AddStringToObject(o, "login_name", v->login_name);
-	cJSON_AddStringToObject(o, "source", v->source);
-	cJSON_AddStringToObject(o, "message", v->message);
 	cJSON_AddBoolToObject(o, "current", current);
 	return o;
 }

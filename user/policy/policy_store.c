@@ -237,10 +237,9 @@ static int write_new(int dirfd, const char *name, const void *data, size_t len, 
 	return ret;
 }
 
-static char *meta_json(const struct policy_version *m)
+cJSON *policy_version_json(const struct policy_version *m)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *text;
 
 	cJSON_AddNumberToObject(o, "version", m->number);
 	cJSON_AddStringToObject(o, "sha256", m->sha256);
@@ -250,7 +249,14 @@ static char *meta_json(const struct policy_version *m)
 	cJSON_AddStringToObject(o, "login_name", m->login_name);
 	cJSON_AddStringToObject(o, "source", m->source);
 	cJSON_AddStringToObject(o, "message", m->message);
-	text = cJSON_Print(o);
+	return o;
+}
+
+static char *meta_json(const struct policy_version *m)
+{
+	cJSON *o = policy_version_json(m);
+	char *text = o ? cJSON_Print(o) : NULL;
+
 	cJSON_Delete(o);
 	return text;
 }

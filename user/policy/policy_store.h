@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cJSON.h>
+
 #define POLICY_HISTORY_DIR "/var/lib/bpfbox/policy-history"
 /* Versions kept; the oldest beyond it are removed when one is added. */
 #define POLICY_HISTORY_KEEP 100
@@ -47,6 +49,8 @@ int policy_store_add(int dirfd, const char *text, size_t len, struct policy_vers
  * it, the directory synced; a reader sees the old file or the new one whole.
  */
 int policy_store_replace(const char *target, const char *text, size_t len);
+/* A version's metadata as the history keeps it (and `history --json` prints it); NULL: no memory. */
+cJSON *policy_version_json(const struct policy_version *meta);
 /* Who runs this command: uid, the kernel's login uid and its name; now, in UTC. */
 void policy_store_who(struct policy_version *meta);
 
