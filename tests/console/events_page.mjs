@@ -6,44 +6,16 @@
 // shows a line appended to the log within a second, and sends picked refusals to
 // `bpfbox policy suggest`, whose proposal becomes the administrator's draft on the policy page.
 // usage: node events_page.mjs BASE_URL SCREENSHOT_DIR
-import { createRequire } from "module";
 import { readFileSync, writeFileSync, appendFileSync, existsSync } from "fs";
 import { join } from "path";
+import { ok, until, summary, launch, checkedStatus, explainWith } from "./tap.mjs";
 
-const require = createRequire(process.env.NODE_PATH + "/");
-const { chromium } = require("playwright-core");
 const [base, shots] = process.argv.slice(2);
 const LOG = "/var/log/bpfbox/events.ndjson";
 const DRAFT = "/var/lib/bpfbox/drafts/root.json";
-let passed = 0;
 let page = null;
 
-function ok(cond, name, detail) {
-    if (!cond) {
-        console.log(`not ok ${passed + 1} - ${name}` + (detail ? `\n#   ${String(detail).split("\n").join("\n#   ")}` : ""));
-        process.exit(1);
-    }
-    passed++;
-    console.log(`ok ${passed} - ${name}`);
-}
 
-async function until(fn, name, ms = 30000) {
-    const end = Date.now() + ms;
-    let last;
-    while (Date.now() < end) {
-        try {
-            last = await fn();
-            if (last) {
-                ok(true, name);
-                return last;
-            }
-        } catch (e) {
-            last = e;
-        }
-        await new Promise(r => setTimeout(r, 50));
-    }
-    ok(false, name, "timed out; last: " + last);
-}
 
 const examples = readFileSync(join(process.env.BB_ROOT, "docs", "events.md"), "utf8")
         .split("\n").filter(l => l.startsWith('{"@timestamp'))
@@ -55,11 +27,7 @@ writeFileSync("/etc/bpfbox/policy.json",
     '  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }\n');
 writeFileSync(LOG, examples.map(ev => JSON.stringify(ev)).join("\n") + "\n");
 
-const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 try {
     page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     const errors = [];
@@ -111,11 +79,8 @@ try {
     await policyPage.goto(`${base}/cockpit/@localhost/bpfbox/index.html`);
     await until(async () => (await policyPage.inputValue("#editor")).includes("/home/u/proj/build/out.o") &&
         /draft/.test(await policyPage.textContent("#draft-status")), "the policy page opens with the draft");
-    await until(async () => /^valid/.test(await policyPage.evaluate(() => {
-        const s = document.getElementById("status");
-        return s.dataset.checked === document.getElementById("editor").value ? s.textContent : "";
-    })), "bpfbox finds the proposed draft valid");
+    await until(async () => /^valid/.test(await checkedStatus(policyPage)), "bpfbox finds the proposed draft valid");
 } finally {
     await browser.close();
 }
-console.log(`# console refusals page: ${passed} passed, 0 failed`);
+summary("console refusals page");

@@ -6,27 +6,16 @@
 // restores the first version. Each assertion names what it checks; the first that fails ends
 // the run with status 1. Screenshots of the page go to the directory given.
 // usage: node policy_page.mjs BASE_URL SCREENSHOT_DIR
-import { createRequire } from "module";
 import { readFileSync, existsSync, mkdirSync, writeFileSync, readdirSync, statSync } from "fs";
 import { join } from "path";
+import { ok, until, summary, launch, checkedStatus, explainWith } from "./tap.mjs";
 
-const require = createRequire(process.env.NODE_PATH + "/");
-const { chromium } = require("playwright-core");
 const [base, shots] = process.argv.slice(2);
 const POLICY = "/etc/bpfbox/policy.json";
 const DRAFT = "/var/lib/bpfbox/drafts/root.json";
 const TIMEOUT = 30000;
-let passed = 0;
 let page = null;
 
-function ok(cond, name, detail) {
-    if (!cond) {
-        console.log(`not ok ${passed + 1} - ${name}` + (detail ? `\n#   ${String(detail).split("\n").join("\n#   ")}` : ""));
-        process.exit(1);
-    }
-    passed++;
-    console.log(`ok ${passed} - ${name}`);
-}
 
 function policy(domains) {
     return "{\n" +
@@ -39,45 +28,20 @@ function policy(domains) {
         "}\n";
 }
 
-async function until(fn, name) {
-    const end = Date.now() + TIMEOUT;
-    let last;
-    while (Date.now() < end) {
-        try {
-            last = await fn();
-            if (last) {
-                ok(true, name);
-                return last;
-            }
-        } catch (e) {
-            last = e;
-        }
-        await new Promise(r => setTimeout(r, 100));
-    }
-    ok(false, name, "timed out; last: " + last + "; the page's message: " +
-        (page ? await page.textContent("#alert-text").catch(() => "") : ""));
-}
 
 const first = policy(["a.example"]);
 writeFileSync(POLICY, first, { mode: 0o644 });
 mkdirSync(shots, { recursive: true });
 
-const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 try {
     page = await browser.newPage({ viewport: { width: 1200, height: 1100 } });
+    explainWith(async () => "; the page's message: " + await page.textContent("#alert-text"));
     const errors = [];
     page.on("pageerror", e => errors.push(String(e)));
     const url = `${base}/cockpit/@localhost/bpfbox/index.html`;
     await page.goto(url);
-    // The status once bpfbox has checked the editor's text as it is now ("" before).
-    const status = () => page.evaluate(() => {
-        const s = document.getElementById("status");
-        return s.dataset.checked === document.getElementById("editor").value ? s.textContent : "";
-    });
+    const status = () => checkedStatus(page);
     await until(async () => /^valid/.test(await status()), "the page loads and the policy in force is valid");
     ok(await page.inputValue("#editor") === first, "the editor holds the policy file");
     ok(await page.isDisabled("#apply"), "Apply is disabled while nothing changed");
@@ -185,4 +149,4 @@ try {
 } finally {
     await browser.close();
 }
-console.log(`# console policy page: ${passed} passed, 0 failed`);
+summary("console policy page");
