@@ -159,6 +159,19 @@ static int apply_text(const struct apply_opts *o, const char *name, const char *
 		fprintf(stderr, "bpfbox: policy %s: %s is rejected; nothing applied\n", source, name);
 		return BPFBOX_EXIT_SETUP;
 	}
+	/*
+	 * The history's lock is taken before the file in force is read: another apply between
+	 * the read and the lock would otherwise have this one keep the text it replaced as a
+	 * "found" version and compare against it.
+	 */
+	if (!o->dry_run) {
+		dirfd = policy_store_open(o->history, true);
+		if (dirfd < 0) {
+			fprintf(stderr, "bpfbox: policy %s: the history %s: %s\n", source, o->history,
+				dirfd == -EPERM ? "not root's own, or writable by others" : strerror(-dirfd));
+			goto out;
+		}
+	}
 	ret = policy_read_file(o->target, &cur_text, &cur_len, &d);
 	diag_list_free(&d);
 	if (ret && ret != -ENOENT) {
@@ -181,12 +194,6 @@ static int apply_text(const struct apply_opts *o, const char *name, const char *
 		       *cur_sha ? cur_sha : "(none)", sha);
 	if (o->dry_run) {
 		status = 0;
-		goto out;
-	}
-	dirfd = policy_store_open(o->history, true);
-	if (dirfd < 0) {
-		fprintf(stderr, "bpfbox: policy %s: the history %s: %s\n", source, o->history,
-			dirfd == -EPERM ? "not root's own, or writable by others" : strerror(-dirfd));
 		goto out;
 	}
 	ret = cur_text ? keep_found(dirfd, cur_text, cur_len) : 0;
