@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool ok;
 
 	if (!run_control_request_decode((const char *)data, size, &q, &em)) {
-		FUZZ_CHECK(q.op == RUN_CONTROL_UPDATE || q.op == RUN_CONTROL_CEILING);
+		FUZZ_CHECK(q.op >= RUN_CONTROL_UPDATE && q.op <= RUN_CONTROL_STATUS);
+		FUZZ_CHECK((q.op == RUN_CONTROL_CEILING || q.op == RUN_CONTROL_PREVIEW) == !!q.ceiling);
 		FUZZ_CHECK(q.n_allow <= RUN_CONTROL_NAMES_MAX && q.n_deny <= RUN_CONTROL_NAMES_MAX);
 		FUZZ_CHECK(!q.policy || q.policy_len <= RUN_CONTROL_POLICY_MAX);
 		FUZZ_CHECK(q.op != RUN_CONTROL_UPDATE || !!q.policy != !!(q.n_allow + q.n_deny));

@@ -27,6 +27,8 @@ static void round_trip(void **state)
 		"{\"v\":1,\"op\":\"update\",\"for_uid\":1000,\"allow\":[\"a.test\",\"*.b.test\"],\"deny\":[\"c.test\"]}",
 		"{\"v\":1,\"op\":\"update\",\"deny\":[\"c.test\"]}",
 		"{\"v\":1,\"op\":\"ceiling\",\"ceiling\":\"{}\"}",
+		"{\"v\":1,\"op\":\"preview\",\"ceiling\":\"{\\\"network\\\":{}}\"}",
+		"{\"v\":1,\"op\":\"status\"}",
 	};
 	struct run_control_request q, back;
 	struct errmsg em;
@@ -85,6 +87,10 @@ static void refused(void **state)
 		{ "{\"v\":1,\"op\":\"ceiling\"}", "ceiling" },
 		{ "{\"v\":1,\"op\":\"ceiling\",\"ceiling\":\"{}\",\"for_uid\":5}", "for_uid" },
 		{ "{\"v\":1,\"op\":\"ceiling\",\"ceiling\":\"{}\",\"policy\":\"{}\"}", "policy" },
+		{ "{\"v\":1,\"op\":\"preview\"}", "ceiling" },
+		{ "{\"v\":1,\"op\":\"preview\",\"ceiling\":\"{}\",\"for_uid\":5}", "for_uid" },
+		{ "{\"v\":1,\"op\":\"status\",\"ceiling\":\"{}\"}", "ceiling" },
+		{ "{\"v\":1,\"op\":\"stop\"}", "op" },
 	};
 	struct run_control_request q;
 	struct errmsg em;

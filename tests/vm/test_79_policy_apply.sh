@@ -86,6 +86,41 @@ assert_succeeds "SIGHUP: the daemon reloads" reload
 assert_succeeds "after the reload erin's write is allowed" erin_writes after
 assert_succeeds "...and the file is there" test -s "$S/out/after"
 
+# A running sandbox of erin's, after one refusal: ps --json says who, the policy's digest
+# (the kept version 2's sha256: erin named no policy, the administrator's is hers), the
+# refusals so far; a dry run of v0 says what that sandbox would lose; stop ends it.
+runuser -u erin79 -- env BPFBOX_SOCKET="$SOCK" "$BPFBOX" exec --log-file /dev/null -- \
+	sh -c "echo x >/etc/bb79-refused; exec sleep 120" </dev/null >/dev/null 2>&1 &
+EPID=$!
+erin_sb() { "$BPFBOX" ps --json | jq -er '[.[] | select(.uid == '"$(id -u erin79)"' and .refusals >= 1)][0].id'; }
+for _ in $(seq 100); do erin_sb >/dev/null 2>&1 && break; sleep 0.2; done
+ESB=$(erin_sb 2>/dev/null)
+"$BPFBOX" ps --json >"$S/ps.json"
+assert_succeeds "ps --json: erin's sandbox, by name, running, one refusal so far, enforcing" \
+	jq -e --arg id "$ESB" '.[] | select(.id == $id) | .user == "erin79" and .state == "running" and
+	       .refusals == 1 and .audited == 0 and .mode == "enforce" and .generation >= 0' "$S/ps.json"
+assert_succeeds "...its policy's digest is the kept version 2's" \
+	jq -e --arg id "$ESB" --slurpfile h "$S/h1.json" \
+	'.[] | select(.id == $id) | .digest == "sha256:" + $h[0][1].sha256' "$S/ps.json"
+assert_succeeds "...and the refused write left nothing" test ! -e /etc/bb79-refused
+assert_succeeds "a dry run of v0 with erin's sandbox running" apply --dry-run "$S/v0.json"
+assert_contains "$T_OUT" "running sandboxes, narrowed to it when the daemon reloads:" "...it lists the running sandboxes"
+assert_contains "$T_OUT" "$ESB \\(erin79, uid $(id -u erin79): sh -c" "...erin's by id, name and command"
+assert_contains "$T_OUT" "loses 1 grant\\(s\\), gains 0" "...which would lose one grant"
+assert_contains "$T_OUT" "    - allowWrite:$S/out" "...the write to out"
+"$BPFBOX" ps --json >"$S/ps2.json"
+assert_succeeds "...and the dry run changed nothing in it (same generation)" \
+	jq -e --arg id "$ESB" --slurpfile a "$S/ps.json" \
+	'.[] | select(.id == $id) | .generation == ($a[0][] | select(.id == $id) | .generation)' "$S/ps2.json"
+cp "$S/v1.json" "$S/other.json"
+assert_succeeds "another file's dry run lists no sandbox" \
+	as_admin apply --dry-run --target "$S/other.json" --history "$S/other-h" "$S/v0.json"
+assert_not_contains "$T_OUT" "running sandboxes" "...its sandboxes are the daemon's file's only"
+assert_succeeds "stop erin's sandbox" "$BPFBOX" stop "$ESB"
+assert_succeeds "...its process ends" sh -c "for i in \$(seq 100); do kill -0 $EPID 2>/dev/null || exit 0; sleep 0.2; done; exit 1"
+assert_fails "...and ps lists it no more" sh -c "'$BPFBOX' ps --json | jq -e --arg id '$ESB' 'any(.[]; .id == \$id)'"
+wait "$EPID" 2>/dev/null
+
 # Rejected, not root, a link planted in the history: nothing changes.
 echo '{ "network": ' >"$S/bad.json"
 assert_status "a rejected file: 125" 125 apply "$S/bad.json"

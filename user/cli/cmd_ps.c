@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* bpfbox ps and bpfbox stop: root reads the registry itself, other users ask the daemon. */
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,15 +13,44 @@
 #include "daemon/client.h"
 #include "exec_caller.h"
 #include "sandbox/registry.h"
+#include "sandbox/run_control.h"
 
 struct ps_ctx {
 	bool json;
 	bool all_users;
+	bool status; /* root's own ps --json: each running sandbox asked for its status */
 	uid_t uid; /* without all_users: only this user's sandboxes */
 	FILE *out;
 	cJSON *arr;
 	int count;
 };
+
+/*
+ * A running sandbox's own answer (its policy's generation, digests and mode,
+ * its refusals so far) merged into o; one that cannot be asked gets
+ * "status_error" instead, and is listed all the same.
+ */
+static void add_status(cJSON *o, const char *id)
+{
+	struct run_control_request q = { .op = RUN_CONTROL_STATUS };
+	struct errmsg em = { { 0 } };
+	char *message = NULL;
+	cJSON *st = NULL, *m;
+
+	if (!run_control_call(id, &q, &message, &em) && message)
+		st = cJSON_Parse(message);
+	if (!cJSON_IsObject(st)) {
+		cJSON_AddStringToObject(o, "status_error", em.text[0] ? em.text : "no status in the answer");
+		goto out;
+	}
+	while (st->child) {
+		m = cJSON_DetachItemViaPointer(st, st->child);
+		cJSON_AddItemToObject(o, m->string, m);
+	}
+out:
+	cJSON_Delete(st);
+	free(message);
+}
 
 static int ps_entry(void *ctx, const struct registry_entry *e)
 {
@@ -42,6 +73,15 @@ static int ps_entry(void *ctx, const struct registry_entry *e)
 		cJSON_AddStringToObject(o, "started", when);
 		cJSON_AddStringToObject(o, "state", alive ? "running" : "orphaned");
 		cJSON_AddNumberToObject(o, "uid", e->uid);
+		if (p->status) {
+			struct passwd pw, *found = NULL;
+			char buf[1024];
+
+			if (!getpwuid_r(e->uid, &pw, buf, sizeof(buf), &found) && found)
+				cJSON_AddStringToObject(o, "user", found->pw_name);
+			if (alive)
+				add_status(o, e->id);
+		}
 		cJSON_AddItemToArray(p->arr, o);
 	} else {
 		if (!p->count)
@@ -54,9 +94,9 @@ static int ps_entry(void *ctx, const struct registry_entry *e)
 	return 0;
 }
 
-int ps_render(FILE *out, bool json, bool all_users, uid_t uid)
+static int ps_list(struct ps_ctx *ctx)
 {
-	struct ps_ctx p = { .json = json, .all_users = all_users, .uid = uid, .out = out };
+	struct ps_ctx p = *ctx;
 	char *text;
 
 	if (p.json)
@@ -64,11 +104,18 @@ int ps_render(FILE *out, bool json, bool all_users, uid_t uid)
 	registry_each(ps_entry, &p);
 	if (p.json) {
 		text = cJSON_PrintUnformatted(p.arr);
-		fprintf(out, "%s\n", text ? text : "[]");
+		fprintf(p.out, "%s\n", text ? text : "[]");
 		cJSON_free(text);
 		cJSON_Delete(p.arr);
 	}
 	return 0;
+}
+
+int ps_render(FILE *out, bool json, bool all_users, uid_t uid)
+{
+	struct ps_ctx p = { .json = json, .all_users = all_users, .uid = uid, .out = out };
+
+	return ps_list(&p);
 }
 
 /* A non-root ps, stop or update: one request, the daemon's answer printed. */
@@ -125,9 +172,11 @@ int cmd_ps(int argc, char **argv)
 		       "(through the daemon)\n");
 		return 0;
 	}
+	struct ps_ctx p = { .json = json, .all_users = true, .status = json, .out = stdout };
+
 	if (geteuid() != 0)
 		return daemon_ask_ps(json);
-	return ps_render(stdout, json, true, 0);
+	return ps_list(&p);
 }
 
 int cmd_stop(int argc, char **argv)

@@ -16,8 +16,10 @@
 #include "lib/diag.h"
 #include "log/log.h"
 #include "policy/policy_ceiling.h"
+#include "policy/policy_grants.h"
 #include "sandbox/identity.h"
 #include "sandbox/run_control.h"
+#include "sandbox/sandbox_maps.h"
 
 /* A root-owned file read whole (the administrator's policy): NULL if unreadable. */
 static char *read_text(const char *path, size_t *len)
@@ -281,6 +283,135 @@ static int handle_ceiling(struct live_policy *lp, const struct run_control_reque
 	return 0;
 }
 
+/* An array of the grants in a that b lacks, on o under key; false when out of memory. */
+static bool add_missing(cJSON *o, const char *key, char *const *a, size_t na, char *const *b, size_t nb)
+{
+	char **missing = policy_grants_missing(a, na, b, nb);
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+	bool ok = missing && arr;
+
+	for (char **m = missing; ok && *m; m++)
+		ok = cJSON_AddItemToArray(arr, cJSON_CreateString(*m));
+	free(missing);
+	return ok;
+}
+
+/*
+ * preview: what the administrator's policy q->ceiling would change here, as
+ * one JSON object on msgs, nothing changed: {"unchanged":true}, or the grants
+ * this sandbox would lose and gain, or that it would be stopped and why.
+ * bpfbox policy apply shows it for each running sandbox before a reload.
+ */
+static int handle_preview(struct live_policy *lp, const struct run_control_request *q, FILE *msgs,
+			  struct errmsg *em)
+{
+	char *saved = lp->ceiling, *text = NULL, *notes = NULL, *json = NULL, **now = NULL, **then = NULL;
+	size_t saved_len = lp->ceiling_len, notes_len = 0, n_now = 0, n_then = 0;
+	struct policy *admin = NULL, *next = NULL;
+	cJSON *o = NULL;
+	FILE *nf = NULL;
+	bool ok;
+	int err;
+
+	if (!lp->caller)
+		return errmsg_set(em, -EPERM, "%s was not started through the daemon: its ceiling is its own",
+				  lp->run->id);
+	o = cJSON_CreateObject();
+	nf = open_memstream(&notes, &notes_len);
+	if (!o || !nf) {
+		err = errmsg_set(em, -ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	/* Which administrator's file: the client lists only the sandboxes under the one it changes. */
+	if (!cJSON_AddStringToObject(o, "file", lp->ceiling_name)) {
+		err = errmsg_set(em, -ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if (saved && saved_len == q->ceiling_len && !memcmp(saved, q->ceiling, saved_len)) {
+		ok = cJSON_AddBoolToObject(o, "unchanged", true);
+		goto print;
+	}
+	err = load_admin(lp, q->ceiling, q->ceiling_len, nf, &admin);
+	policy_free(admin);
+	if (!err) {
+		/* load_effective reads the ceiling in force: the new one only for this call. */
+		lp->ceiling = (char *)q->ceiling;
+		lp->ceiling_len = q->ceiling_len;
+		if (!lp->doc_is_ceiling)
+			text = cJSON_PrintUnformatted(lp->ctl.doc);
+		err = lp->doc_is_ceiling || text ? load_effective(lp, "ceiling-preview", text, text ? strlen(text) : 0,
+								  !lp->doc_is_ceiling, nf, &next)
+						  : -ENOMEM;
+		lp->ceiling = saved;
+		lp->ceiling_len = saved_len;
+	}
+	fflush(nf);
+	if (err) {
+		ok = cJSON_AddBoolToObject(o, "stops", true) &&
+		     cJSON_AddStringToObject(o, "reason", notes_len ? notes : strerror(-err));
+		goto print;
+	}
+	now = policy_grants(lp->run->policy, &n_now);
+	then = policy_grants(next, &n_then);
+	ok = now && then && cJSON_AddBoolToObject(o, "stops", false) &&
+	     add_missing(o, "removed", now, n_now, then, n_then) && add_missing(o, "added", then, n_then, now, n_now);
+	if (ok && notes_len)
+		ok = cJSON_AddStringToObject(o, "notes", notes);
+print:
+	json = ok ? cJSON_PrintUnformatted(o) : NULL;
+	err = json ? 0 : errmsg_set(em, -ENOMEM, "out of memory");
+	if (json)
+		fputs(json, msgs);
+cleanup:
+	if (nf)
+		fclose(nf);
+	free(notes);
+	free(json);
+	free(text);
+	policy_grants_free(now, n_now);
+	policy_grants_free(then, n_then);
+	policy_free(next);
+	cJSON_Delete(o);
+	return err;
+}
+
+/*
+ * status: the policy in force (generation, digests, mode) and the refusals
+ * so far (reported ones, audited among them, and the kernel's unreported
+ * ones), one JSON object on msgs, for bpfbox ps --json.
+ */
+static int handle_status(struct live_policy *lp, FILE *msgs, struct errmsg *em)
+{
+	const struct sandbox_run *r = lp->run;
+	const struct policy *p = r->policy;
+	uint64_t lost = 0, denied = 0;
+	struct log_counts counts;
+	char digest[80];
+	cJSON *o = cJSON_CreateObject();
+	char *json = NULL;
+	bool ok = o != NULL;
+
+	log_get_counts(r->log, &counts);
+	sandbox_maps_counters(r->bpf, r->cg.id, &lost, &denied);
+	snprintf(digest, sizeof(digest), "sha256:%s", p->digest);
+	ok = ok && cJSON_AddNumberToObject(o, "generation", r->gen) && cJSON_AddStringToObject(o, "digest", digest);
+	if (ok && p->has_ceiling) {
+		snprintf(digest, sizeof(digest), "sha256:%s", p->ceiling_digest);
+		ok = cJSON_AddStringToObject(o, "ceiling_digest", digest) != NULL;
+	}
+	ok = ok && cJSON_AddStringToObject(o, "mode", p->audit ? "audit" : "enforce") &&
+	     cJSON_AddNumberToObject(o, "refusals", (double)(counts.violations + lost)) &&
+	     cJSON_AddNumberToObject(o, "audited", (double)counts.audited) &&
+	     cJSON_AddNumberToObject(o, "unreported", (double)lost);
+	json = ok ? cJSON_PrintUnformatted(o) : NULL;
+	cJSON_Delete(o);
+	if (!json)
+		return errmsg_set(em, -ENOMEM, "out of memory");
+	fputs(json, msgs);
+	free(json);
+	return 0;
+}
+
 /* One connection of the control socket: its request handled, the answer with every message. */
 static void serve_one(struct live_policy *lp)
 {
@@ -300,8 +431,21 @@ static void serve_one(struct live_policy *lp)
 		return;
 	}
 	err = run_control_request_decode(text, len, &q, &em);
-	if (!err)
-		err = q.op == RUN_CONTROL_CEILING ? handle_ceiling(lp, &q, msgs, &em) : handle_update(lp, &q, msgs, &em);
+	if (!err) {
+		switch (q.op) {
+		case RUN_CONTROL_CEILING:
+			err = handle_ceiling(lp, &q, msgs, &em);
+			break;
+		case RUN_CONTROL_PREVIEW:
+			err = handle_preview(lp, &q, msgs, &em);
+			break;
+		case RUN_CONTROL_STATUS:
+			err = handle_status(lp, msgs, &em);
+			break;
+		default:
+			err = handle_update(lp, &q, msgs, &em);
+		}
+	}
 	if (err)
 		fprintf(msgs, "bpfbox: %s\n", em.text);
 	fclose(msgs);

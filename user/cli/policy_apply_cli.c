@@ -14,6 +14,7 @@
 
 #include <cJSON.h>
 
+#include "ceiling_preview.h"
 #include "commands.h"
 #include "policy/policy.h"
 #include "policy/policy_grants.h"
@@ -192,6 +193,8 @@ static int apply_text(const struct apply_opts *o, const char *name, const char *
 	if (!changes)
 		printf("no grant added or removed; settings change (sha256 %.12s -> %.12s)\n",
 		       *cur_sha ? cur_sha : "(none)", sha);
+	/* What the running sandboxes under this file would lose is part of the change. */
+	ceiling_preview_print(o->target, text, len, stdout);
 	if (o->dry_run) {
 		status = 0;
 		goto out;

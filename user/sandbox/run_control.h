@@ -29,6 +29,8 @@
 enum run_control_op {
 	RUN_CONTROL_UPDATE = 1, /* the caller's settings replaced, or domains allowed / denied */
 	RUN_CONTROL_CEILING, /* the administrator's policy changed: narrow to it, or stop */
+	RUN_CONTROL_PREVIEW, /* what a new administrator's policy would change, nothing changed */
+	RUN_CONTROL_STATUS, /* generation, digests and refusals so far, for ps */
 };
 
 struct run_control_request {
@@ -41,7 +43,7 @@ struct run_control_request {
 	size_t n_allow;
 	const char **deny;
 	size_t n_deny;
-	const char *ceiling; /* ceiling: the administrator's policy text */
+	const char *ceiling; /* ceiling, preview: the administrator's policy text */
 	size_t ceiling_len;
 	void *storage; /* what the strings point into */
 };

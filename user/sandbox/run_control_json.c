@@ -103,6 +103,7 @@ static int decode_for_uid(const cJSON *root, struct run_control_request *q, stru
 int run_control_request_decode(const char *json, size_t len, struct run_control_request *q, struct errmsg *em)
 {
 	static const char *const ceiling_keys[] = { "v", "op", "ceiling", NULL };
+	static const char *const status_keys[] = { "v", "op", NULL };
 	const cJSON *v, *op;
 	cJSON *root;
 	int err;
@@ -127,9 +128,16 @@ int run_control_request_decode(const char *json, size_t len, struct run_control_
 		err = decode_update(root, q, em);
 		return err ? err : decode_for_uid(root, q, em);
 	}
-	if (strcmp(op->valuestring, "ceiling"))
-		return errmsg_set(em, -EINVAL, "op: unknown operation (update or ceiling)");
-	q->op = RUN_CONTROL_CEILING;
+	if (!strcmp(op->valuestring, "status")) {
+		q->op = RUN_CONTROL_STATUS;
+		return check_object_keys(root, status_keys, em);
+	}
+	if (!strcmp(op->valuestring, "ceiling"))
+		q->op = RUN_CONTROL_CEILING;
+	else if (!strcmp(op->valuestring, "preview"))
+		q->op = RUN_CONTROL_PREVIEW;
+	else
+		return errmsg_set(em, -EINVAL, "op: unknown operation (update, ceiling, preview or status)");
 	err = check_object_keys(root, ceiling_keys, em);
 	if (!err)
 		err = get_text(root, "ceiling", RUN_CONTROL_POLICY_MAX, &q->ceiling, &q->ceiling_len, em);
@@ -165,8 +173,10 @@ char *run_control_request_encode(const struct run_control_request *q)
 	char *out = NULL;
 	bool ok = root && cJSON_AddNumberToObject(root, "v", 1);
 
-	if (q->op == RUN_CONTROL_CEILING) {
-		ok = ok && cJSON_AddStringToObject(root, "op", "ceiling") &&
+	if (q->op == RUN_CONTROL_STATUS) {
+		ok = ok && cJSON_AddStringToObject(root, "op", "status");
+	} else if (q->op == RUN_CONTROL_CEILING || q->op == RUN_CONTROL_PREVIEW) {
+		ok = ok && cJSON_AddStringToObject(root, "op", q->op == RUN_CONTROL_CEILING ? "ceiling" : "preview") &&
 		     cJSON_AddStringToObject(root, "ceiling", q->ceiling ? q->ceiling : "");
 	} else {
 		ok = ok && cJSON_AddStringToObject(root, "op", "update");
