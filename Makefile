@@ -154,7 +154,7 @@ unit-test: $(UNIT_BINS)
 # The Nth kernel of KERNELS gets BPFBOX_KERNEL_SHARE=N/<count>: the cases whose subject is
 # user space run on one kernel only (tests/vm/lib.sh t_share, docs/vm.md). With
 # BPFBOX_TEST_FILTER, or BPFBOX_KERNEL_SHARE= (empty), every case runs on every kernel.
-vm-test: $(BUILD)/bpfbox agents
+vm-test: $(BUILD)/bpfbox agents console
 	@set -u; pids=(); s=0; for k in $(KERNELS); do s=$$((s + 1)); share=$$s/$(words $(KERNELS)); \
 		[ -z "$${BPFBOX_TEST_FILTER-}" ] || share=; \
 		echo "== VM tests on Debian kernel $$k (log: $(BUILD)/vm-test-$$k.log)"; \

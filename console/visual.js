@@ -21,6 +21,10 @@ const VISUAL_FIELDS = [
     { group: "Filesystem", path: ["filesystem", "allowGitConfig"], type: "bool", label: "Writable .git/config" },
     { group: "Process", path: ["allowNestedUserNamespaces"], type: "bool", label: "Nested user namespaces" },
     { group: "Process", path: ["bpfbox", "devices", "allow"], type: "list", label: "Devices allowed" },
+    { group: "Process", path: ["bpfbox", "limits", "memory"], type: "size", label: "Memory limit (512M, 4G)" },
+    { group: "Process", path: ["bpfbox", "limits", "pids"], type: "size", label: "Tasks limit (pids)" },
+    { group: "Process", path: ["bpfbox", "limits", "cpu"], type: "size", label: "CPU limit (50%, 200%)" },
+    { group: "Credentials", path: ["credentials", "envVars"], type: "envvars", label: "Environment variables: deny or mask" },
 ];
 
 const visual = {
@@ -130,11 +134,116 @@ function visualScalar(f, box) {
         input.type = "checkbox";
         input.checked = cur === true;
         input.addEventListener("change", () => visualSet(f.path, input.checked));
+    } else if (f.type === "size") {
+        // A number stays a number ("pids": 1024, "memory": 1073741824); the rest is text bpfbox checks.
+        input.value = typeof cur === "string" || typeof cur === "number" ? String(cur) : "";
+        input.addEventListener("change", () => {
+            if (input.value === "")
+                visualDelete(f.path);
+            else
+                visualSet(f.path, /^[0-9]+$/.test(input.value) ? Number(input.value) : input.value);
+        });
     } else {
         input.value = typeof cur === "string" ? cur : "";
         input.addEventListener("change", () => visualSet(f.path, input.value));
     }
     box.appendChild(input);
+}
+
+// Removes path's key (an emptied limit); objects on the way stay.
+function visualDelete(path) {
+    const parent = visualGet(path.slice(0, -1));
+    if (parent && typeof parent === "object" && !Array.isArray(parent) && path[path.length - 1] in parent) {
+        delete parent[path[path.length - 1]];
+        visual.dirty = true;
+        if (window.bbVisualChanged)
+            window.bbVisualChanged(visualClose());
+    }
+}
+
+function visualModeSelect(value) {
+    const sel = visualElement("select", "pf-c-form-control");
+    for (const m of ["deny", "mask"]) {
+        const o = visualElement("option", "", m);
+        o.value = m;
+        sel.appendChild(o);
+    }
+    sel.value = value === "mask" ? "mask" : "deny";
+    return sel;
+}
+
+// credentials.envVars: each rule's name, its mode and, masked, the hosts its real value may
+// go to. A rule's other options (extract, decode, maskClaims...) stay in the object untouched.
+function visualEnvVars(f, box) {
+    const cur = visualGet(f.path);
+    if (cur !== undefined && !Array.isArray(cur)) {
+        box.appendChild(visualElement("p", "bb-muted", "Not a list here: edit it in the JSON tab."));
+        return;
+    }
+    const list = cur || [];
+    const ul = visualElement("ul", "pf-c-list pf-m-plain");
+    list.forEach((rule, i) => {
+        const li = visualElement("li");
+        if (rule === null || typeof rule !== "object" || Array.isArray(rule) || typeof rule.name !== "string") {
+            li.appendChild(visualElement("span", "", JSON.stringify(rule) + " (edit in the JSON tab)"));
+            ul.appendChild(li);
+            return;
+        }
+        li.dataset.envVar = rule.name;
+        li.appendChild(visualElement("span", "", rule.name));
+        const mode = visualModeSelect(rule.mode);
+        mode.dataset.envMode = rule.name;
+        mode.addEventListener("change", () => {
+            rule.mode = mode.value;
+            if (rule.mode === "deny")
+                delete rule.injectHosts;	// only a mask's real value goes anywhere
+            visualSet(f.path, list);
+            visualRender();
+        });
+        li.appendChild(mode);
+        if (rule.mode === "mask") {
+            const hosts = visualElement("input", "pf-c-form-control bb-reason");
+            hosts.placeholder = "hosts the real value goes to (comma separated)";
+            hosts.dataset.envHosts = rule.name;
+            hosts.value = Array.isArray(rule.injectHosts) ? rule.injectHosts.join(", ") : "";
+            hosts.addEventListener("change", () => {
+                rule.injectHosts = hosts.value.split(",").map(h => h.trim()).filter(h => h);
+                visualSet(f.path, list);
+            });
+            li.appendChild(hosts);
+        }
+        const rm = visualElement("button", "pf-c-button pf-m-link pf-m-small", "Remove");
+        rm.type = "button";
+        rm.addEventListener("click", () => {
+            list.splice(i, 1);
+            visualSet(f.path, list);
+            visualRender();
+        });
+        li.appendChild(rm);
+        ul.appendChild(li);
+    });
+    box.appendChild(ul);
+    const add = visualElement("div", "bb-add");
+    const name = visualElement("input", "pf-c-form-control");
+    name.dataset.add = "credentials.envVars";
+    name.setAttribute("aria-label", "Variable name");
+    const mode = visualModeSelect("deny");
+    mode.dataset.addMode = "credentials.envVars";
+    const b = visualElement("button", "pf-c-button pf-m-secondary pf-m-small", "Add");
+    b.type = "button";
+    b.dataset.addButton = "credentials.envVars";
+    b.addEventListener("click", () => {
+        const v = name.value.trim();
+        if (!v)
+            return;
+        list.push(mode.value === "mask" ? { name: v, mode: "mask", injectHosts: [] } : { name: v, mode: "deny" });
+        visualSet(f.path, list);
+        visualRender();
+    });
+    add.appendChild(name);
+    add.appendChild(mode);
+    add.appendChild(b);
+    box.appendChild(add);
 }
 
 function visualRender() {
@@ -153,6 +262,8 @@ function visualRender() {
         box.appendChild(visualElement("h3", "", f.label));
         if (f.type === "list")
             visualList(f, box);
+        else if (f.type === "envvars")
+            visualEnvVars(f, box);
         else
             visualScalar(f, box);
         column.appendChild(box);

@@ -131,6 +131,21 @@ try {
     await page.fill("input[data-reason-for='evil.example']", "no uploads");
     await page.press("input[data-reason-for='evil.example']", "Tab");
     await page.check("input[data-field='network.allowLocalBinding']");
+    await page.fill("input[data-add='credentials.envVars']", "GITHUB_TOKEN");
+    await page.selectOption("select[data-add-mode='credentials.envVars']", "mask");
+    await page.click("button[data-add-button='credentials.envVars']");
+    await page.fill("input[data-env-hosts='GITHUB_TOKEN']", "a.example");
+    await page.press("input[data-env-hosts='GITHUB_TOKEN']", "Tab");
+    // bpfbox, not the page, knows a mask needs tlsTerminate: its error is shown, Apply refused.
+    await until(async () => /error/.test(await status()) && /tlsTerminate/.test(await page.textContent("#problems")) &&
+        await page.isDisabled("#apply"), "a masked variable without tlsTerminate: bpfbox's error is shown, no Apply");
+    await page.selectOption("select[data-env-mode='GITHUB_TOKEN']", "deny");
+    await page.fill("input[data-add='credentials.envVars']", "AWS_SECRET_ACCESS_KEY");
+    await page.click("button[data-add-button='credentials.envVars']");
+    await page.fill("input[data-field='bpfbox.limits.memory']", "4G");
+    await page.press("input[data-field='bpfbox.limits.memory']", "Tab");
+    await page.fill("input[data-field='bpfbox.limits.pids']", "1024");
+    await page.press("input[data-field='bpfbox.limits.pids']", "Tab");
     ok(/a\.example/.test(await page.textContent("[data-field-box='network.allowedDomains']")), "the Visual tab lists the allowed domains");
     ok((await page.textContent(".bb-mandatory")).includes(".bashrc"), "and shows the mandatory set");
     await until(async () => (await status()) === "valid, 1 warning(s)" && !(await page.isDisabled("#apply")), "bpfbox checks the policy edited in the Visual tab: valid (the unknown key's warning), can be applied");
@@ -141,6 +156,9 @@ try {
     want.network.deniedDomains.push("evil.example");
     want.network.deniedDomainReasons = { "evil.example": "no uploads" };
     want.network.allowLocalBinding = true;
+    want.credentials = { envVars: [{ name: "GITHUB_TOKEN", mode: "deny" },
+        { name: "AWS_SECRET_ACCESS_KEY", mode: "deny" }] };
+    want.bpfbox = Object.assign(want.bpfbox || {}, { limits: { memory: "4G", pids: 1024 } });
     const got = await page.inputValue("#editor");
     ok(JSON.stringify(JSON.parse(got)) === JSON.stringify(want), "the JSON holds the Visual edits, the unknown key and the order", got);
     await page.click("#discard");

@@ -53,7 +53,7 @@ unshare -m -p -f --mount-proc --propagation private bash -euo pipefail -c '
 		curl -sf -o /dev/null "http://127.0.0.1:$port/cockpit/@localhost/bpfbox/index.html" && break
 		sleep 0.1
 	done
-	for t in policy_page events_page; do
+	for t in policy_page events_page sandboxes_page; do
 		NODE_PATH=$BB_BUILD/console/npm/node_modules node "$BB_ROOT/tests/console/$t.mjs" \
 			"http://127.0.0.1:$port" "$BB_BUILD/console/screenshots"
 		rm -rf /etc/bpfbox/* /var/lib/bpfbox/* /var/log/bpfbox/*

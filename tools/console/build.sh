@@ -19,8 +19,8 @@ pf=$npm_dir/node_modules/@patternfly/patternfly
 pkg=$out/share/cockpit/bpfbox
 rm -rf "$pkg"
 mkdir -p "$pkg/assets"
-cp "$src/manifest.json" "$src/index.html" "$src/events.html" "$src/common.js" "$src/bpfbox.js" \
-	"$src/visual.js" "$src/events.js" "$src/bpfbox.css" "$pkg/"
+cp "$src/manifest.json" "$src/index.html" "$src/events.html" "$src/sandboxes.html" "$src/common.js" \
+	"$src/bpfbox.js" "$src/visual.js" "$src/events.js" "$src/sandboxes.js" "$src/service.js" "$src/bpfbox.css" "$pkg/"
 cp "$pf/patternfly.min.css" "$pkg/"
 cp -r "$pf/assets/fonts" "$pkg/assets/"
 echo "console: $pkg"

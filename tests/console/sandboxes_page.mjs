@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The sandboxes page in a real browser, against the real Cockpit and bpfbox.
+// Everywhere: the service card says what systemd says (on a host whose init is not systemd,
+// that it cannot be asked), and `bpfbox doctor`'s verdict and failed checks are the ones
+// doctor reports when the test runs it itself.
+// With BB_SANDBOX_ID set (tests/vm/test_96_console.sh, in the VM, where a real daemon runs a
+// real user's sandbox): that sandbox is listed with its user, command, the kept version its
+// policy is and its refusals so far; Stop ends it and it leaves the list.
+// usage: node sandboxes_page.mjs BASE_URL [SCREENSHOT_DIR]
+import { execFileSync } from "child_process";
+import { existsSync } from "fs";
+import { ok, until, summary, launch } from "./tap.mjs";
+
+const [base, shots] = process.argv.slice(2);
+const sb = process.env.BB_SANDBOX_ID;
+// Under TCG in the VM a page takes tens of seconds to load: the VM test gives a longer bound.
+const T = Number(process.env.BB_TIMEOUT_MS || 30000);
+
+function doctor() {
+    try {
+        return JSON.parse(execFileSync(process.env.BB_BUILD + "/bpfbox", ["doctor", "--json"], { encoding: "utf8" }));
+    } catch (e) {
+        return JSON.parse(e.stdout);	// non-zero when the host cannot enforce; the report all the same
+    }
+}
+
+const browser = await launch();
+try {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    page.setDefaultTimeout(T);
+    const errors = [];
+    page.on("pageerror", e => errors.push(String(e)));
+    await page.goto(`${base}/cockpit/@localhost/bpfbox/sandboxes.html`);
+    await until(async () => /^\(\d+\)$/.test(await page.textContent("#count")), "the page lists the live sandboxes", T);
+
+    const report = doctor();
+    const failed = report.checks.filter(c => c.result !== "PASS").map(c => c.name);
+    await until(async () => (await page.getAttribute("#doctor-verdict", "data-enforceable")) === String(report.enforceable),
+        `the doctor's verdict as doctor gives it (enforceable: ${report.enforceable})`, T);
+    const shown = await page.$$eval("#doctor-checks li", lis => lis.map(li => li.dataset.check));
+    ok(JSON.stringify(shown) === JSON.stringify(failed), `each failed check is listed (${failed.join(", ") || "none"})`, shown.join(", "));
+    if (!report.enforceable)
+        ok(/CANNOT enforce/.test(await page.textContent("#doctor-verdict")), "the page says the host cannot enforce");
+
+    const systemd = existsSync("/run/systemd/system");
+    const state = await until(() => page.getAttribute("#service-state", "data-state"), "the service card has a state", T);
+    if (!systemd) {
+        ok(state === "unreachable", "systemd is not this host's init: the card says it cannot be asked", state);
+        ok(await page.isDisabled("#enable") && await page.isDisabled("#disable"), "...and offers neither button");
+    } else {
+        ok(["enabled", "disabled", "missing"].includes(state), `systemd answers: ${state}`);
+    }
+
+    if (sb) {
+        const row = `#sandboxes tbody tr[data-id='${sb}']`;
+        await until(() => page.$(row), `sandbox ${sb} is listed`, T);
+        const cells = await page.$$eval(`${row} td`, tds => tds.map(td => td.textContent));
+        ok(cells[1] === process.env.BB_SANDBOX_USER, `its user is ${process.env.BB_SANDBOX_USER}`, cells.join(" | "));
+        ok(cells[2].includes(process.env.BB_SANDBOX_COMMAND), "its command is shown", cells[2]);
+        ok(cells[3] === process.env.BB_SANDBOX_POLICY, `its policy: ${process.env.BB_SANDBOX_POLICY}`, cells[3]);
+        await until(async () => (await page.$$eval(`${row} td`, tds => tds[5].textContent)) === "1", "its one refusal so far", T);
+        ok((await page.$$eval(`${row} td`, tds => tds[6].textContent)) === "running", "it is running");
+        if (shots)
+            await page.screenshot({ path: `${shots}/sandboxes.png` });
+        await page.click(`${row} button`);
+        await until(async () => !(await page.$(row)), "Stop: it leaves the list", 2 * T);
+        await until(async () => /Stopped/.test(await page.textContent("#alert-text")), "the page says it stopped it", T);
+    } else if (shots) {
+        await page.screenshot({ path: `${shots}/sandboxes.png` });
+    }
+    ok(errors.length === 0, "no script error on the page", errors.join("\n"));
+} finally {
+    await browser.close();
+}
+summary("console sandboxes page");

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The console's sandboxes page against a real daemon and a real user (issue 33): the page of
+# the built bpfbox-cockpit package (extracted as tests/console/run.sh does; the page of
+# make console when no package was built) served by the real cockpit-ws in the guest,
+# Debian's Chromium driven by tests/console/sandboxes_page.mjs. A sandbox an ordinary user
+# started through the daemon, after one refusal, is listed with its user, command, the kept
+# version of the administrator's policy it runs under and its one refusal; Stop on the page
+# ends it: its process is gone and so is its registry entry. The doctor's verdict shown is
+# this kernel's (enforceable). The policy and refusals pages need no kernel: they run on the
+# host (make console-test). Its subject is the page over a sandbox the other files prove on
+# both kernels: it runs on one (BPFBOX_KERNEL_SHARE, t_share_file).
+. "$(dirname "$0")/lib.sh"
+t_share_file 1
+
+WS=/usr/lib/cockpit/cockpit-ws
+NPM=$T_ROOT/build/console/npm/node_modules
+for need in "$WS" /usr/bin/cockpit-bridge /usr/bin/chromium "$NPM/playwright-core"; do
+	[ -e "$need" ] || { t_fail "the console's test tools are there" "$need missing (make deps; make console)"; exit 1; }
+done
+DEB=$T_ROOT/build/bpfbox-cockpit_$(cat "$T_ROOT/VERSION")_all.deb
+S=$(mktemp -d /tmp/bb96.XXXXXX)
+chmod 0755 "$S"
+if [ -f "$DEB" ]; then
+	dpkg-deb -x "$DEB" "$S/pkg"
+	SHARE=$S/pkg/usr/share
+else
+	SHARE=$T_ROOT/build/console/share
+fi
+DPID='' EPID='' WSPID=''
+cleanup96() {
+	[ -n "$WSPID" ] && kill "$WSPID" 2>/dev/null && wait "$WSPID" 2>/dev/null
+	[ -n "$EPID" ] && kill "$EPID" 2>/dev/null && wait "$EPID" 2>/dev/null
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	[ "$T_FAIL" -eq 0 ] || tail -n 20 "$S/daemon.out" "$S/ws.log" 2>/dev/null | sed 's/^/# /'
+	rm -rf "$S" /etc/bpfbox /var/lib/bpfbox/policy-history
+}
+trap 'rc=$?; cleanup96; (exit $rc); t_summary' EXIT
+
+id carol96 >/dev/null 2>&1 || useradd -m -s /bin/sh carol96
+mkdir -p /etc/bpfbox
+printf '{ "network": { "allowedDomains": [], "deniedDomains": [] },\n  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }\n' >"$S/v1.json"
+assert_succeeds "the administrator's policy applied (version 1)" "$BPFBOX" policy apply --message console "$S/v1.json"
+SOCK=$S/bpfbox.sock
+"$BPFBOX" daemon --socket "$SOCK" --config /etc/bpfbox/policy.json --log-file "$S/events.ndjson" >"$S/daemon.out" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.2; done
+assert_succeeds "the daemon listens" test -S "$SOCK"
+
+runuser -u carol96 -- env BPFBOX_SOCKET="$SOCK" "$BPFBOX" exec --log-file /dev/null -- \
+	sh -c "echo x >/etc/bb96-refused; exec sleep 600" </dev/null >/dev/null 2>&1 &
+EPID=$!
+carol_sb() { "$BPFBOX" ps --json | jq -er '[.[] | select(.user == "carol96" and .refusals >= 1)][0].id'; }
+for _ in $(seq 150); do carol_sb >/dev/null 2>&1 && break; sleep 0.2; done
+SB=$(carol_sb 2>/dev/null)
+assert_succeeds "carol's sandbox runs, after one refusal" test -n "$SB"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PATH=$T_ROOT/build:$PATH XDG_DATA_DIRS=$SHARE:/usr/share \
+	"$WS" --no-tls -a 127.0.0.1 -p "$port" --local-session=/usr/bin/cockpit-bridge >"$S/ws.log" 2>&1 &
+WSPID=$!
+for _ in $(seq 150); do
+	curl -sf -o /dev/null "http://127.0.0.1:$port/cockpit/@localhost/bpfbox/sandboxes.html" && break
+	sleep 0.2
+done
+# The page test's own TAP lines go to a file: this file's numbering stays its own.
+BB_BUILD=$T_ROOT/build BB_SANDBOX_ID=$SB BB_SANDBOX_USER=carol96 BB_SANDBOX_COMMAND="sh -c echo x" \
+	BB_SANDBOX_POLICY="version 1 (in force)" BB_TIMEOUT_MS=240000 NODE_PATH=$NPM \
+	node "$T_ROOT/tests/console/sandboxes_page.mjs" "http://127.0.0.1:$port" >"$S/page.tap" 2>&1
+rc=$?
+sed 's/^/# page: /' "$S/page.tap"
+assert_eq 0 "$rc" "the sandboxes page test passes in Chromium (its lines above)"
+assert_contains "$S/page.tap" "^ok .* - the doctor's verdict as doctor gives it \\(enforceable: true\\)" \
+	"...the page says this kernel can enforce"
+assert_contains "$S/page.tap" "^ok .* - Stop: it leaves the list" "...Stop was pressed and the sandbox left the list"
+assert_succeeds "carol's sandbox process has ended" \
+	sh -c "for i in \$(seq 100); do kill -0 $EPID 2>/dev/null || exit 0; sleep 0.2; done; exit 1"
+wait "$EPID" 2>/dev/null
+EPID=''
+assert_fails "...its registry entry is gone" sh -c "'$BPFBOX' ps --json | jq -e --arg id '$SB' 'any(.[]; .id == \$id)'"
+assert_succeeds "...and its refused write left nothing" test ! -e /etc/bb96-refused
