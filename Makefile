@@ -194,16 +194,27 @@ agents-test: $(BUILD)/bpfbox agents
 			tools/vm/run.sh --kernel $$k --timeout 4800 -- tests/vm/run-all.sh; \
 	done
 
+# Each step's start time is printed: where the budget goes (docs/vm.md, Timing).
 test: deps
+	@echo "== make test: all at $$(date -u +%T)"
 	$(MAKE) all
+	@echo "== make test: unit-test at $$(date -u +%T)"
 	$(MAKE) unit-test
+	@echo "== make test: docs-check at $$(date -u +%T)"
 	$(MAKE) docs-check
+	@echo "== make test: units-check at $$(date -u +%T)"
 	$(MAKE) units-check
+	@echo "== make test: asan-unit-test at $$(date -u +%T)"
 	$(MAKE) asan-unit-test
+	@echo "== make test: fuzz-short at $$(date -u +%T)"
 	$(MAKE) fuzz-short
+	@echo "== make test: deb at $$(date -u +%T)"
 	$(MAKE) deb
+	@echo "== make test: console-test at $$(date -u +%T)"
 	$(MAKE) console-test
+	@echo "== make test: vm-test at $$(date -u +%T)"
 	$(MAKE) vm-test
+	@echo "== make test: done at $$(date -u +%T)"
 
 demo: deps
 	$(MAKE) all

@@ -5,10 +5,12 @@
 // doctor reports when the test runs it itself.
 // With BB_SANDBOX_ID set (tests/vm/test_96_console.sh, in the VM, where a real daemon runs a
 // real user's sandbox): that sandbox is listed with its user, command, the kept version its
-// policy is and its refusals so far; Stop ends it and it leaves the list.
+// policy is and its refusals so far; Stop ends it and it leaves the list. With BB_REFUSE_CMD
+// too: the refusals page, following the daemon's log, lists the refusal that command causes
+// (of BB_REFUSE_PATH), and its proposal becomes the administrator's draft.
 // usage: node sandboxes_page.mjs BASE_URL [SCREENSHOT_DIR]
 import { execFileSync } from "child_process";
-import { existsSync } from "fs";
+import { existsSync, readFileSync } from "fs";
 import { ok, until, summary, launch } from "./tap.mjs";
 
 const [base, shots] = process.argv.slice(2);
@@ -67,6 +69,32 @@ try {
         await until(async () => /Stopped/.test(await page.textContent("#alert-text")), "the page says it stopped it", T);
     } else if (shots) {
         await page.screenshot({ path: `${shots}/sandboxes.png` });
+    }
+    if (process.env.BB_REFUSE_CMD) {
+        // The refusals page over the daemon's real log: a refusal of a real sandbox, made while
+        // the page follows the log, is listed; proposed, it becomes the administrator's draft.
+        const events = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+        events.setDefaultTimeout(T);
+        events.on("pageerror", e => errors.push(String(e)));
+        await events.goto(`${base}/cockpit/@localhost/bpfbox/events.html`);
+        await until(async () => /refusals$/.test(await events.textContent("#count")), "the refusals page follows the daemon's log", T);
+        const path = process.env.BB_REFUSE_PATH;
+        execFileSync("sh", ["-c", process.env.BB_REFUSE_CMD], { stdio: "ignore" });
+        const t0 = Date.now();
+        const row = "#events tbody tr";	// a create or an open for writing, as the kernel saw it
+        await until(async () => (await events.$$eval(row, trs => trs.map(tr => tr.textContent))).some(t => t.includes(path)),
+            `a real sandbox's refused write of ${path} is listed`, T);
+        console.log(`# listed ${Date.now() - t0} ms after the refused command ended (TCG guest)`);
+        const box = await events.$(`${row}:has-text("${path}") input[type=checkbox]`);
+        ok(box, "its row can be picked");
+        await box.check();
+        await events.click("#propose");
+        await until(async () => (await events.textContent("#report")).includes(`filesystem.allowWrite "${path}"`),
+            "the proposal grants that write", T);
+        await events.click("#open-draft");
+        const draft = "/var/lib/bpfbox/drafts/root.json";
+        await until(() => existsSync(draft) && JSON.parse(readFileSync(draft, "utf8")).filesystem.allowWrite.includes(path),
+            "the proposal is the administrator's draft", T);
     }
     ok(errors.length === 0, "no script error on the page", errors.join("\n"));
 } finally {

@@ -30,13 +30,23 @@ T_OUT=$T_TMP/out
 
 t_diag() { sed 's/^/#   /' >&2; }
 
+# The time the file spent before each assertion, when it is long: where to cut next
+# (docs/vm.md, Timing). SECONDS is bash's own clock: no process per assertion.
+T_LAST=$SECONDS
+t_slow() {
+	[ $((SECONDS - T_LAST)) -lt 10 ] || echo "# ($((SECONDS - T_LAST)) s before the next assertion)"
+	T_LAST=$SECONDS
+}
+
 t_ok() {
 	T_N=$((T_N + 1)) T_PASS=$((T_PASS + 1))
+	t_slow
 	echo "ok $T_N - $1"
 }
 
 t_fail() {
 	T_N=$((T_N + 1)) T_FAIL=$((T_FAIL + 1))
+	t_slow
 	echo "not ok $T_N - $1"
 	shift
 	[ $# -eq 0 ] || printf '%s\n' "$@" | t_diag

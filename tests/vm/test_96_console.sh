@@ -6,8 +6,10 @@
 # started through the daemon, after one refusal, is listed with its user, command, the kept
 # version of the administrator's policy it runs under and its one refusal; Stop on the page
 # ends it: its process is gone and so is its registry entry. The doctor's verdict shown is
-# this kernel's (enforceable). The policy and refusals pages need no kernel: they run on the
-# host (make console-test). Its subject is the page over a sandbox the other files prove on
+# this kernel's (enforceable). On the refusals page, following the daemon's real log, a write
+# the user's next sandbox is refused is listed, picked and proposed, and the proposal is the
+# administrator's draft. The policy page needs no kernel: it runs on the host (make
+# console-test), as do the refusals page's filters and counts over the documented examples. Its subject is the page over a sandbox the other files prove on
 # both kernels: it runs on one (BPFBOX_KERNEL_SHARE, t_share_file).
 . "$(dirname "$0")/lib.sh"
 t_share_file 1
@@ -31,17 +33,22 @@ cleanup96() {
 	[ -n "$WSPID" ] && kill "$WSPID" 2>/dev/null && wait "$WSPID" 2>/dev/null
 	[ -n "$EPID" ] && kill "$EPID" 2>/dev/null && wait "$EPID" 2>/dev/null
 	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	[ "$T_FAIL" -eq 0 ] || tail -n 20 "$S/daemon.out" "$S/ws.log" 2>/dev/null | sed 's/^/# /'
-	rm -rf "$S" /etc/bpfbox /var/lib/bpfbox/policy-history
+	[ "$T_FAIL" -eq 0 ] || { tail -n 20 "$S/daemon.out" "$S/ws.log" 2>/dev/null
+		grep -a 'out\.o' /var/log/bpfbox/events.ndjson | tail -n 3; } | sed 's/^/# /'
+	rm -rf "$S" /etc/bpfbox /var/lib/bpfbox/policy-history /var/lib/bpfbox/drafts /var/log/bpfbox
 }
 trap 'rc=$?; cleanup96; (exit $rc); t_summary' EXIT
 
 id carol96 >/dev/null 2>&1 || useradd -m -s /bin/sh carol96
+CHOME=$(getent passwd carol96 | cut -d: -f6)
+runuser -u carol96 -- mkdir -p "$CHOME/proj"
 mkdir -p /etc/bpfbox
 printf '{ "network": { "allowedDomains": [], "deniedDomains": [] },\n  "filesystem": { "denyRead": [], "allowWrite": [], "denyWrite": [] } }\n' >"$S/v1.json"
 assert_succeeds "the administrator's policy applied (version 1)" "$BPFBOX" policy apply --message console "$S/v1.json"
 SOCK=$S/bpfbox.sock
-"$BPFBOX" daemon --socket "$SOCK" --config /etc/bpfbox/policy.json --log-file "$S/events.ndjson" >"$S/daemon.out" 2>&1 &
+mkdir -p /var/log/bpfbox
+"$BPFBOX" daemon --socket "$SOCK" --config /etc/bpfbox/policy.json --log-file /var/log/bpfbox/events.ndjson \
+	>"$S/daemon.out" 2>&1 &
 DPID=$!
 for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.2; done
 assert_succeeds "the daemon listens" test -S "$SOCK"
@@ -65,6 +72,8 @@ done
 # The page test's own TAP lines go to a file: this file's numbering stays its own.
 BB_BUILD=$T_ROOT/build BB_SANDBOX_ID=$SB BB_SANDBOX_USER=carol96 BB_SANDBOX_COMMAND="sh -c echo x" \
 	BB_SANDBOX_POLICY="version 1 (in force)" BB_TIMEOUT_MS=240000 NODE_PATH=$NPM \
+	BB_REFUSE_PATH="$CHOME/proj/out.o" BB_REFUSE_CMD="cd / && runuser -u carol96 -- env BPFBOX_SOCKET='$SOCK' \
+		'$BPFBOX' exec --log-file /dev/null -- sh -c 'echo x >$CHOME/proj/out.o' </dev/null >/dev/null 2>&1; true" \
 	node "$T_ROOT/tests/console/sandboxes_page.mjs" "http://127.0.0.1:$port" >"$S/page.tap" 2>&1
 rc=$?
 sed 's/^/# page: /' "$S/page.tap"
@@ -72,9 +81,14 @@ assert_eq 0 "$rc" "the sandboxes page test passes in Chromium (its lines above)"
 assert_contains "$S/page.tap" "^ok .* - the doctor's verdict as doctor gives it \\(enforceable: true\\)" \
 	"...the page says this kernel can enforce"
 assert_contains "$S/page.tap" "^ok .* - Stop: it leaves the list" "...Stop was pressed and the sandbox left the list"
+assert_contains "$S/page.tap" "^ok .* - the proposal is the administrator's draft" \
+	"...a real refusal on the refusals page, proposed, is the administrator's draft"
+assert_succeeds "...and the refused write left nothing" test ! -e "$CHOME/proj/out.o"
 assert_succeeds "carol's sandbox process has ended" \
 	sh -c "for i in \$(seq 100); do kill -0 $EPID 2>/dev/null || exit 0; sleep 0.2; done; exit 1"
 wait "$EPID" 2>/dev/null
 EPID=''
 assert_fails "...its registry entry is gone" sh -c "'$BPFBOX' ps --json | jq -e --arg id '$SB' 'any(.[]; .id == \$id)'"
 assert_succeeds "...and its refused write left nothing" test ! -e /etc/bb96-refused
+assert_succeeds "the draft names the write" jq -e --arg p "$CHOME/proj/out.o" '.filesystem.allowWrite | index($p)' \
+	/var/lib/bpfbox/drafts/root.json
