@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The service card: bpfbox.socket and bpfbox.service enabled and started, or stopped and
-// disabled, through systemd's D-Bus API (the configuration is not touched), and
+// The service card: bpfbox enabled and started, or stopped and disabled, through systemd's
+// D-Bus API (the configuration is not touched), as the package does it: the socket is what
+// is enabled and started, and it starts the service at the first caller. And
 // `bpfbox doctor --json`'s verdict: whether this host can enforce a sandbox at all and,
-// when it cannot, each failed check with its fix.
+// when it cannot, each failed check with its fix; as the package's installation does, the
+// page enables bpfbox only on a host that can enforce.
 "use strict";
 
 const BB_UNITS = ["bpfbox.socket", "bpfbox.service"];
@@ -10,6 +12,7 @@ const SD_PATH = "/org/freedesktop/systemd1";
 const SD_MANAGER = "org.freedesktop.systemd1.Manager";
 
 let bbSystemd = null;
+let bbEnforceable = null;	// doctor's verdict once known
 
 function bbUnitState(name) {
     return bbSystemd.call(SD_PATH, SD_MANAGER, "LoadUnit", [name])
@@ -27,15 +30,16 @@ function bbServiceShow() {
     const label = document.getElementById("service-state");
     return Promise.all(BB_UNITS.map(bbUnitState))
             .then(units => {
-                const enabled = units.every(u => u.file === "enabled");
-                const running = units.some(u => u.active === "active");
+                const enabled = units[0].file === "enabled" || units[0].file === "enabled-runtime";
+                const running = units[0].active === "active";
                 const missing = units.filter(u => u.load === "not-found");
                 label.dataset.state = missing.length ? "missing" : enabled ? "enabled" : "disabled";
                 label.className = "pf-c-label " + (enabled && running ? "pf-m-green" : "pf-m-orange");
                 label.firstChild.textContent = missing.length
                     ? "not installed (" + missing.map(u => u.name).join(", ") + ")"
                     : units.map(u => u.name + ": " + u.file + ", " + u.active).join("; ");
-                document.getElementById("enable").disabled = !!missing.length || (enabled && running);
+                document.getElementById("enable").disabled = !!missing.length || (enabled && running) ||
+                    bbEnforceable !== true;
                 document.getElementById("disable").disabled = !!missing.length || (!enabled && !running);
                 document.getElementById("service-note").textContent = "";
             })
@@ -51,9 +55,9 @@ function bbServiceShow() {
 }
 
 function bbServiceEnable() {
-    return bbSystemd.call(SD_PATH, SD_MANAGER, "EnableUnitFiles", [BB_UNITS, false, false])
+    return bbSystemd.call(SD_PATH, SD_MANAGER, "EnableUnitFiles", [["bpfbox.socket"], false, false])
             .then(() => bbSystemd.call(SD_PATH, SD_MANAGER, "Reload", []))
-            .then(() => Promise.all(BB_UNITS.map(u => bbSystemd.call(SD_PATH, SD_MANAGER, "StartUnit", [u, "replace"]))));
+            .then(() => bbSystemd.call(SD_PATH, SD_MANAGER, "StartUnit", ["bpfbox.socket", "replace"]));
 }
 
 function bbServiceDisable() {
@@ -69,12 +73,17 @@ function bbDoctorShow() {
     const list = document.getElementById("doctor-checks");
     const show = out => {
         const report = JSON.parse(out);
+        bbEnforceable = report.enforceable === true;
+        if (!bbEnforceable)
+            document.getElementById("enable").disabled = true;
+        else if (bbSystemd)
+            bbServiceShow();
         const failed = report.checks.filter(c => c.result !== "PASS");
         verdict.dataset.enforceable = String(report.enforceable);
         verdict.textContent = report.enforceable
             ? "bpfbox doctor: this host can enforce sandboxes (" + report.checks.length + " checks passed)."
-            : "bpfbox doctor: this host CANNOT enforce sandboxes; every sandbox start fails closed until " +
-              "these are fixed:";
+            : "bpfbox doctor: this host CANNOT enforce sandboxes; every sandbox start fails closed, and " +
+              "bpfbox is not enabled from here, until these are fixed:";
         list.textContent = "";
         for (const c of failed) {
             const li = document.createElement("li");
