@@ -66,6 +66,18 @@ function visualElement(tag, cls, text) {
     return e;
 }
 
+// A list entry's Remove: the entry spliced out of the document's own array, the form redrawn.
+function visualRemoveButton(f, list, i) {
+    const rm = visualElement("button", "pf-c-button pf-m-link pf-m-small", "Remove");
+    rm.type = "button";
+    rm.addEventListener("click", () => {
+        list.splice(i, 1);
+        visualSet(f.path, list);
+        visualRender();
+    });
+    return rm;
+}
+
 function visualList(f, box) {
     const name = f.path.join(".");
     const cur = visualGet(f.path);
@@ -91,14 +103,7 @@ function visualList(f, box) {
             });
             li.appendChild(r);
         }
-        const rm = visualElement("button", "pf-c-button pf-m-link pf-m-small", "Remove");
-        rm.type = "button";
-        rm.addEventListener("click", () => {
-            list.splice(i, 1);
-            visualSet(f.path, list);
-            visualRender();
-        });
-        li.appendChild(rm);
+        li.appendChild(visualRemoveButton(f, list, i));
         ul.appendChild(li);
     });
     box.appendChild(ul);
@@ -212,14 +217,7 @@ function visualEnvVars(f, box) {
             });
             li.appendChild(hosts);
         }
-        const rm = visualElement("button", "pf-c-button pf-m-link pf-m-small", "Remove");
-        rm.type = "button";
-        rm.addEventListener("click", () => {
-            list.splice(i, 1);
-            visualSet(f.path, list);
-            visualRender();
-        });
-        li.appendChild(rm);
+        li.appendChild(visualRemoveButton(f, list, i));
         ul.appendChild(li);
     });
     box.appendChild(ul);
