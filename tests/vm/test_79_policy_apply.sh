@@ -116,6 +116,19 @@ cp "$S/v1.json" "$S/other.json"
 assert_succeeds "another file's dry run lists no sandbox" \
 	as_admin apply --dry-run --target "$S/other.json" --history "$S/other-h" "$S/v0.json"
 assert_not_contains "$T_OUT" "running sandboxes" "...its sandboxes are the daemon's file's only"
+# The control socket is root's: erin cannot ask her own sandbox for a preview or a status.
+ask_control() { # the request $1 written to ESB's control socket; prints the answer
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode())
+s.shutdown(socket.SHUT_WR); print(s.recv(65536).decode())' "/run/bpfbox/control/$ESB" "$1"
+}
+assert_fails "erin cannot reach her sandbox's control socket (preview)" \
+	runuser -u erin79 -- bash -c "$(declare -f ask_control); ESB=$ESB; ask_control '{\"v\":1,\"op\":\"preview\",\"ceiling\":\"{}\"}'"
+assert_fails "...nor ask it for its status" \
+	runuser -u erin79 -- bash -c "$(declare -f ask_control); ESB=$ESB; ask_control '{\"v\":1,\"op\":\"status\"}'"
+assert_contains "$T_OUT" "PermissionError" "...refused by the kernel (the directory is root's)"
+assert_succeeds "root can ask it for its status" ask_control '{"v":1,"op":"status"}'
+assert_contains "$T_OUT" '"ok":true' "...and gets it"
 assert_succeeds "stop erin's sandbox" "$BPFBOX" stop "$ESB"
 assert_succeeds "...its process ends" sh -c "for i in \$(seq 100); do kill -0 $EPID 2>/dev/null || exit 0; sleep 0.2; done; exit 1"
 assert_fails "...and ps lists it no more" sh -c "'$BPFBOX' ps --json | jq -e --arg id '$ESB' 'any(.[]; .id == \$id)'"
