@@ -150,7 +150,8 @@ unit-test: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # Both kernels at once: a TCG guest keeps about one core busy, so two guests on the 2-core
-# machine take little longer than one. Each kernel's log is printed whole when both end.
+# machine take little longer than one (each guest's two vCPUs on one host thread there:
+# tools/vm/run.sh --guests). Each kernel's log is printed whole when both end.
 # The Nth kernel of KERNELS gets BPFBOX_KERNEL_SHARE=N/<count>: the cases whose subject is
 # user space run on one kernel only (tests/vm/lib.sh t_share, docs/vm.md). With
 # BPFBOX_TEST_FILTER, or BPFBOX_KERNEL_SHARE= (empty), every case runs on every kernel.
@@ -160,7 +161,7 @@ vm-test: $(BUILD)/bpfbox agents console
 		echo "== VM tests on Debian kernel $$k (log: $(BUILD)/vm-test-$$k.log)"; \
 		BPFBOX_KERNEL_SHARE=$${BPFBOX_KERNEL_SHARE-$$share} BPFBOX_KERNELS="$(KERNELS)" \
 		BPFBOX_TEST_TIMEOUT=$${BPFBOX_TEST_TIMEOUT:-1800} tools/vm/run.sh --kernel $$k --timeout 4800 \
-			-- tests/vm/run-all.sh >$(BUILD)/vm-test-$$k.log 2>&1 & pids+=($$!); \
+			--guests $(words $(KERNELS)) -- tests/vm/run-all.sh >$(BUILD)/vm-test-$$k.log 2>&1 & pids+=($$!); \
 	done; \
 	rc=0; i=0; for k in $(KERNELS); do \
 		wait $${pids[$$i]} || rc=1; i=$$((i + 1)); \

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Usage: tools/vm/run.sh --kernel VERSION [--mem SIZE] [--timeout SECONDS] -- SCRIPT [ARGS...]
+# Usage: tools/vm/run.sh --kernel VERSION [--mem SIZE] [--timeout SECONDS] [--guests N] -- SCRIPT [ARGS...]
 #
 # Boots a Debian stock kernel (6.1 or 6.12) under QEMU TCG with this machine's
 # root filesystem shared read-only (plus a tmpfs overlay, so the guest can
 # write anywhere), runs SCRIPT as root in the current directory inside the
 # guest, streams the console and exits with the script's exit status.
 # CI, BPFBOX and every BPFBOX_* variable are passed into the guest.
+# --guests N: how many guests run at once on this machine (make vm-test runs one per
+# kernel). The guest has two vCPUs; when the guests' vCPUs outnumber the host's cores, they
+# share one host thread per guest (TCG's round-robin) instead of one each: oversubscribed
+# vCPU threads spin on each other's locks, which made every file about three times slower
+# (docs/vm.md, Timing).
 # Exit status: the script's; 124 on timeout; 125 if the guest ended without
 # reporting one (kernel panic, init failure); 2 on usage errors.
 set -euo pipefail
@@ -17,18 +22,20 @@ usage() {
 }
 say() { echo "vm: $*" >&2; }
 
-kernel="" mem=2G timeout=900
+kernel="" mem=2G timeout=900 guests=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
+	--guests) guests=${2:?}; shift 2 ;;
 	--) shift; break ;;
 	*) usage ;;
 	esac
 done
 { [ -n "$kernel" ] && [ $# -ge 1 ]; } || usage
 [[ "$timeout" =~ ^[0-9]+$ ]] || usage
+[[ "$guests" =~ ^[1-9][0-9]*$ ]] || usage
 script=$1
 # SCRIPT is a file (run in the guest from the same cwd) or a command on PATH.
 [ -e "$script" ] || command -v "$script" >/dev/null ||
@@ -69,8 +76,10 @@ cat "$base_initrd" "$tmp/job.cpio" >"$tmp/initrd"
 # Prefer the uncompressed ELF kernel (PVH boot, no decompression under TCG).
 image=$kdir/vmlinux
 [ -f "$image" ] || image=$kdir/vmlinuz
-say "booting Debian kernel $(cat "$kdir/release") (TCG, $mem, timeout ${timeout}s): $*"
-qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$mem"
+vcpus=2 tcg=tcg
+[ $((guests * vcpus)) -le "$(nproc)" ] || tcg=tcg,thread=single
+say "booting Debian kernel $(cat "$kdir/release") ($tcg, $vcpus vCPUs, $mem, timeout ${timeout}s): $*"
+qemu=(qemu-system-x86_64 -accel "$tcg" -cpu max -smp "$vcpus" -m "$mem"
 	-nographic -no-reboot -nic none
 	-kernel "$image" -initrd "$tmp/initrd"
 	-append "console=ttyS0 quiet panic=-1"
