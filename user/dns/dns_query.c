@@ -191,14 +191,16 @@ static bool cached_answer(struct dns_server *s, const uint8_t *msg, const struct
 			  const struct dns_client *client, const char *rule, const char *reason)
 {
 	struct dns_cache_hit hit;
+	struct dns_client who = *client; /* a TCP client's own is cleared when its answer closes it */
 
 	cache_sync(s);
 	if (dns_cache_get(s->cache, msg, q, dns_now_ms(), s->cached, sizeof(s->cached), s->addrs, MAX_ADDRS, &hit) != 1)
 		return false;
 	if (hit.n_addrs && s->cfg.on_answer)
 		s->cfg.on_answer(s->cfg.ctx, q->name, s->addrs, hit.n_addrs);
-	emit_ex(s, q, true, transport, client, true, rule, reason, hit.rcode, hit.n_addrs, NULL, FROM_CACHE);
+	/* The client has its answer before the event is written: the log's write is not on its path. */
 	reply(s, udp_fd, from, from_len, tcp, s->cached, hit.len);
+	emit_ex(s, q, true, transport, &who, true, rule, reason, hit.rcode, hit.n_addrs, NULL, FROM_CACHE);
 	return true;
 }
 
@@ -332,8 +334,9 @@ void dns_upstream_answer(struct dns_server *s, struct pending *p)
 	s->buf[0] = p->q.id >> 8;
 	s->buf[1] = p->q.id & 0xff;
 	restore_question(p, s->buf, (size_t)len);
-	emit(s, &p->q, true, p->transport, &p->who, true, p->rule, NULL, rcode, n, NULL);
+	/* As for a cached answer, the event after the answer (p's copies outlive the reply). */
 	reply(s, p->reply_fd, &p->client, p->client_len, p->tcp, s->buf, (size_t)len);
+	emit(s, &p->q, true, p->transport, &p->who, true, p->rule, NULL, rcode, n, NULL);
 	dns_pending_free(p);
 }
 

@@ -238,6 +238,7 @@ int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family,
 	unsigned long long now = mono_ms(), expires, floor_s = l->quota->learned_min_ttl_s;
 	struct learned_entry *e = NULL;
 	uint8_t addr[16] = { 0 };
+	unsigned port;
 	int err = 0;
 
 	memcpy(addr, addr_in, family == AF_INET ? 4 : 16);
@@ -252,6 +253,7 @@ int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family,
 	/* An answer decided under a policy replaced since is not learned (sandbox_learned_set_policy). */
 	if (!learnable_name(l->policy, name))
 		goto out;
+	port = policy_name_port(l->policy, name);
 	/* Expired pairs leave while the sandbox runs, at most a second late. */
 	if (now - l->last_sweep_ms >= 1000)
 		sweep(l, now);
@@ -259,9 +261,19 @@ int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family,
 		if (same_addr(&l->v[i], family, addr) && !strcmp(l->v[i].name, name))
 			e = &l->v[i];
 	if (e) {
+		/*
+		 * The kernel's entry already covers this answer (a repeated or a
+		 * cached one): its port is this pair's or looser, its expiry no
+		 * earlier than the pair's. Nothing to write: no system call.
+		 */
+		if (e->port == port && (!e->expires_ms || (expires && e->expires_ms >= expires)))
+			goto out;
+		err = kernel_learn(l, family, addr, port, expires, em);
+		if (err)
+			goto out;
 		if (e->expires_ms && (!expires || expires > e->expires_ms))
 			e->expires_ms = expires;
-		err = kernel_learn(l, family, addr, policy_name_port(l->policy, name), expires, em);
+		e->port = port;
 		goto out;
 	}
 	if (l->n >= l->cap && !sweep(l, now)) {
@@ -269,10 +281,11 @@ int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family,
 				 "live ones; the administrator raises it with %s learned=N", l->cap, l->quota->option);
 		goto out;
 	}
-	err = kernel_learn(l, family, addr, policy_name_port(l->policy, name), expires, em);
+	err = kernel_learn(l, family, addr, port, expires, em);
 	if (err)
 		goto out;
 	e = &l->v[l->n++];
+	e->port = port;
 	e->family = family;
 	memcpy(e->addr, addr, 16);
 	snprintf(e->name, sizeof(e->name), "%s", name);

@@ -37,6 +37,7 @@ struct learned_entry {
 	uint8_t addr[16];
 	char name[256];
 	unsigned long long expires_ms; /* CLOCK_MONOTONIC; 0 = for the sandbox's life */
+	unsigned port; /* the name's port when the kernel's entry was last written for it */
 };
 
 /*
