@@ -2,7 +2,9 @@
 // The sandboxes page in a real browser, against the real Cockpit and bpfbox.
 // Everywhere: the service card says what systemd says (on a host whose init is not systemd,
 // that it cannot be asked), and `bpfbox doctor`'s verdict and failed checks are the ones
-// doctor reports when the test runs it itself.
+// doctor reports when the test runs it itself. With BB_SYSTEMD_STATE_CMD (a command printing
+// systemctl's is-enabled and is-active of bpfbox.socket and bpfbox.service, on one line), the
+// card talks to a real systemd: Enable and Disable are pressed and systemd is asked after each.
 // With BB_SANDBOX_ID set (tests/vm/test_96_console.sh, in the VM, where a real daemon runs a
 // real user's sandbox): that sandbox is listed with its user, command, the kept version its
 // policy is and its refusals so far; Stop ends it and it leaves the list. With BB_REFUSE_CMD
@@ -46,7 +48,29 @@ try {
 
     const systemd = existsSync("/run/systemd/system");
     const state = await until(() => page.getAttribute("#service-state", "data-state"), "the service card has a state", T);
-    if (!systemd) {
+    const sdState = process.env.BB_SYSTEMD_STATE_CMD;
+    if (sdState) {
+        // A real systemd (test_96 in the VM): what the card says and does is what systemctl says.
+        const sd = () => execFileSync("sh", ["-c", sdState], { encoding: "utf8" }).trim();
+        const label = () => page.textContent("#service-state");
+        ok(state === "disabled", "systemd answers: bpfbox's units are installed, not enabled", state);
+        ok(sd() === "disabled inactive disabled inactive", "...as systemctl says (is-enabled, is-active of the socket, the service)", sd());
+        ok(!(await page.isDisabled("#enable")), "Enable is offered: the host can enforce");
+        await page.click("#enable");
+        await until(async () => (await label()).includes("bpfbox.socket: enabled, active"),
+            "Enable: the card says the socket is enabled and listening", T);
+        await until(async () => /enabled and started/.test(await page.textContent("#alert-text")), "...and says it did it", T);
+        ok(sd() === "enabled active disabled inactive",
+            "systemd: bpfbox.socket enabled and listening; the service left for the socket to start", sd());
+        ok(await page.isDisabled("#enable") && !(await page.isDisabled("#disable")), "...then only Disable is offered");
+        if (shots)
+            await page.screenshot({ path: `${shots}/service-enabled.png` });
+        await page.click("#disable");
+        await until(async () => (await page.getAttribute("#service-state", "data-state")) === "disabled" &&
+            (await label()).includes("bpfbox.socket: disabled, inactive"), "Disable: the card says disabled and stopped", T);
+        ok(sd() === "disabled inactive disabled inactive", "systemd: both units disabled and stopped", sd());
+        ok(!(await page.isDisabled("#enable")) && await page.isDisabled("#disable"), "...then only Enable is offered");
+    } else if (!systemd) {
         ok(state === "unreachable", "systemd is not this host's init: the card says it cannot be asked", state);
         ok(await page.isDisabled("#enable") && await page.isDisabled("#disable"), "...and offers neither button");
     } else {
