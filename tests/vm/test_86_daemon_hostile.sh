@@ -3,7 +3,8 @@
 # idle connections (slowloris), oversized and endless requests, too many
 # descriptors, a connect flood, clients that never read. Meanwhile another
 # user's sandboxes keep being served (their rate is measured against a quiet
-# run), the daemon's memory stays bounded, and afterwards it holds no
+# run), the daemon reads no more of the attacker's streams than its per-uid
+# read budget allows, its memory stays bounded, and afterwards it holds no
 # descriptor and no sandbox more than before.
 # Its subject is the daemon in user space, not the kernel: `make vm-test` runs it on its
 # second kernel only (BPFBOX_KERNEL_SHARE, tests/vm/lib.sh t_share_file), whose guest
@@ -133,6 +134,12 @@ assert_succeeds "under attack: erin is still served at a quarter of the quiet ra
 	awk -v r="$ratio" 'BEGIN { exit !(r >= 0.25) }'
 assert_succeeds "under attack: the daemon's peak RSS stays under 64 MiB (${peak} kB)" test "$peak" -lt 65536
 assert_contains "$S/attack.out" 'idle=[0-9]' "the attack ran"
+# The daemon reads a user's requests at 1 MiB a second after a 4 MiB burst (read_budget.h):
+# in the attack's 25 s, at most about 29 MiB of mallory's 4 MiB streams (about 200 were read
+# before the budget, and erin's rate fell to a quarter).
+endless=$(sed -n 's/.*endless=\([0-9]*\).*/\1/p' "$S/attack.out")
+assert_succeeds "under attack: the daemon read at most 8 of mallory's 4 MiB streams in 25 s (${endless:-none})" \
+	test "${endless:-99}" -le 8
 assert_succeeds "the attacker's refusals are in the administrator's log" \
 	grep -q "\"daemon-request-refused\".*\"$MUID\"\|\"user\":{\"id\":\"$MUID\"" "$S/admin.ndjson"
 

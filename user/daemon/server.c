@@ -78,6 +78,24 @@ static void close_pending(struct pending *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+	c->paused = false;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A connection read again, or left unread, as its uid's read budget says. */
+static void pending_watch(struct daemon *d, struct pending *c, bool paused)
+{
+	struct epoll_event ev = { .events = paused ? 0 : EPOLLIN, .data.u64 = (uint64_t)(c - d->pending) + 16 };
+
+	if (c->paused != paused && !epoll_ctl(d->ep, EPOLL_CTL_MOD, c->fd, &ev))
+		c->paused = paused;
 }
 
 static size_t workers_of(const struct daemon *d, uid_t uid)
@@ -303,9 +321,17 @@ static void accept_one(struct daemon *d)
 
 static void read_pending(struct daemon *d, struct pending *c)
 {
-	int ret = wire_reader_read(&c->rd, c->fd);
+	unsigned long long left = read_budget_left(&d->budget, c->peer.owner, mono_ms());
+	size_t before = c->rd.have;
 	char why[160];
+	int ret;
 
+	if (!left) {
+		pending_watch(d, c, true);
+		return;
+	}
+	ret = wire_reader_read_max(&c->rd, c->fd, left > SIZE_MAX ? SIZE_MAX : (size_t)left);
+	read_budget_spend(&d->budget, c->peer.owner, c->rd.have - before);
 	if (ret == 0)
 		return;
 	if (ret == 1) {
@@ -355,7 +381,7 @@ static void begin_stop(struct daemon *d, int sig)
 		d->n_workers, d->o->stop_grace_ms);
 }
 
-/* Once a second: requests too slow to arrive, and the stop's grace. */
+/* Once a second: requests too slow to arrive, those whose uid may be read again, and the stop's grace. */
 static bool tick(struct daemon *d)
 {
 	time_t now = time(NULL);
@@ -366,6 +392,8 @@ static bool tick(struct daemon *d)
 		if (c->fd >= 0 && now >= c->deadline) {
 			refuse(d, c->fd, &c->peer, "the request did not arrive in time");
 			close_pending(c);
+		} else if (c->fd >= 0 && c->paused && read_budget_left(&d->budget, c->peer.owner, mono_ms())) {
+			pending_watch(d, c, false);
 		}
 	}
 	refusals_flush(&d->refusals, now, false, report_refusals, d);

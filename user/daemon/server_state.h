@@ -13,6 +13,7 @@
 #include "listen.h"
 #include "lib/errmsg.h"
 #include "passwd_cache.h"
+#include "read_budget.h"
 #include "refusals.h"
 #include "server.h"
 #include "wire.h"
@@ -32,6 +33,7 @@ struct pending {
 	struct peer peer;
 	time_t deadline;
 	struct wire_reader rd;
+	bool paused; /* out of the epoll set until its uid's read budget refills (read_budget.h) */
 };
 
 struct worker {
@@ -56,6 +58,7 @@ struct daemon {
 	char *ceiling; /* the administrator's policy in force for new sandboxes (NULL: built-in default) */
 	size_t ceiling_len;
 	struct refusals refusals; /* what of them reaches the log */
+	struct read_budget budget; /* how fast each uid's requests are read */
 	struct passwd_cache passwd; /* who has an entry, and its name */
 	bool stopping;
 	time_t stop_at; /* grace over: workers get SIGTERM */

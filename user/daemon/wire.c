@@ -62,6 +62,12 @@ static void take_fds(struct wire_reader *r, struct msghdr *mh)
 
 int wire_reader_read(struct wire_reader *r, int sock)
 {
+	return wire_reader_read_max(r, sock, SIZE_MAX);
+}
+
+int wire_reader_read_max(struct wire_reader *r, int sock, size_t max)
+{
+	size_t taken = 0;
 	/* Room for more than the limit, so that an excess is seen and refused rather than cut silently. */
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * (WIRE_MAX_FDS + 8))];
@@ -100,6 +106,10 @@ int wire_reader_read(struct wire_reader *r, int sock)
 				break;
 			iov = (struct iovec){ r->body + got, r->cap - got };
 		}
+		if (taken == max)
+			return 0;
+		if (iov.iov_len > max - taken)
+			iov.iov_len = max - taken;
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
 		mh.msg_control = ctl.buf;
@@ -114,6 +124,7 @@ int wire_reader_read(struct wire_reader *r, int sock)
 		if (n == 0)
 			return r->have ? -EPROTO : -EPIPE;
 		r->have += (size_t)n;
+		taken += (size_t)n;
 		if (r->have == WIRE_HEADER_LEN) {
 			err = wire_header_parse(r->hdr, r->max, &r->len);
 			if (err)

@@ -153,6 +153,8 @@ void wire_reader_init(struct wire_reader *r, uint32_t max);
  * descriptors) for a bad frame, -errno for a socket error.
  */
 int wire_reader_read(struct wire_reader *r, int sock);
+/* The same, reading at most max bytes in this call (0 when they were read and more is needed). */
+int wire_reader_read_max(struct wire_reader *r, int sock, size_t max);
 /* Hands over the body (NUL-terminated; caller frees) and its descriptors; the reader is reset. */
 char *wire_reader_take(struct wire_reader *r, uint32_t *len, int *fds, size_t *n_fds);
 /* Closes held descriptors and frees the body. */
