@@ -73,6 +73,20 @@ static void test_kinds(void **state)
 		EV("unix-connect", "denied", "default:unix-socket", ",\"destination\":{\"address\":\"/run/d.sock\"}"),
 		EV("unix-connect", "denied", "default:unix-abstract", ",\"destination\":{\"address\":\"@x\"}"),
 		EV("ptrace", "denied", "builtin:ptrace-outside-sandbox", ""),
+		/* Audited writes the mandatory set would refuse when enforced: logged as not granted. */
+		EV("open-write", "allowed", "default:write",
+		   ",\"bpfbox\":{\"audit\":true},\"file\":{\"path\":\"/h/u/.bashrc\"}"),
+		EV("create", "allowed", "default:write",
+		   ",\"bpfbox\":{\"audit\":true},\"file\":{\"path\":\"/p/.git/hooks/pre-commit\"}"),
+		EV("create", "allowed", "default:write",
+		   ",\"bpfbox\":{\"audit\":true},\"file\":{\"path\":\"/p/.claude/agents/a.md\"}"),
+		EV("open-write", "allowed", "default:write",
+		   ",\"bpfbox\":{\"audit\":true},\"file\":{\"path\":\"/p/.vscode/settings.json\"}"),
+		/* Names that only look alike: proposed. */
+		EV("create", "allowed", "default:write",
+		   ",\"bpfbox\":{\"audit\":true},\"file\":{\"path\":\"/p/hooks/config\"}"),
+		EV("create", "allowed", "default:write",
+		   ",\"bpfbox\":{\"audit\":true},\"file\":{\"path\":\"/p/.bashrc.d/x\"}"),
 		/* Not refusals: an allowed connection, a revoked one, the daemon's, the start. */
 		EV("proxy-connect", "allowed", "allowedDomains:ok.test", ",\"destination\":{\"domain\":\"ok.test\"}"),
 		EV("proxy-connect", "denied", "default:network",
@@ -88,7 +102,11 @@ static void test_kinds(void **state)
 	feed(&s, log);
 	assert_int_equal(entry(&s, SUGGEST_WRITE, "/p/build/out.o"), 1);
 	assert_int_equal(entry(&s, SUGGEST_WRITE, "/p/build/x.o"), 3);
-	assert_int_equal(s.n[SUGGEST_WRITE], 2);
+	assert_int_equal(entry(&s, SUGGEST_WRITE, "/p/hooks/config"), 1);
+	assert_int_equal(entry(&s, SUGGEST_WRITE, "/p/.bashrc.d/x"), 1);
+	assert_int_equal(s.n[SUGGEST_WRITE], 4);
+	assert_int_equal(skipped(&s, "open-write", "a protected name in the path"), 2);
+	assert_int_equal(skipped(&s, "create", "a protected name in the path"), 2);
 	assert_int_equal(entry(&s, SUGGEST_READ, "/h/.aws/config"), 1);
 	assert_int_equal(entry(&s, SUGGEST_DOMAIN, "registry.npmjs.org"), 1);
 	assert_int_equal(entry(&s, SUGGEST_DOMAIN, "pypi.org"), 1);
@@ -96,7 +114,7 @@ static void test_kinds(void **state)
 	assert_int_equal(entry(&s, SUGGEST_UNIX, "/run/d.sock"), 1);
 	assert_int_equal(s.n[SUGGEST_UNIX], 1);
 	assert_true(s.local_binding);
-	assert_int_equal(skipped(&s, "open-write", "mandatory deny set"), 1);
+	assert_int_equal(skipped(&s, "open-write", "mandatory deny set, which"), 1);
 	assert_int_equal(skipped(&s, "open-write", "ceiling"), 1);
 	assert_int_equal(skipped(&s, "open-write", "denyWrite"), 1);
 	assert_int_equal(skipped(&s, "proxy-http", "deniedDomains"), 1);
@@ -104,7 +122,7 @@ static void test_kinds(void **state)
 	assert_int_equal(skipped(&s, "proxy-transparent", "never addresses"), 1);
 	assert_int_equal(skipped(&s, "unix-connect", "abstract"), 1);
 	assert_int_equal(skipped(&s, "ptrace", "built into bpfbox"), 1);
-	assert_int_equal(s.refusals, 3 + 14);
+	assert_int_equal(s.refusals, 3 + 14 + 6);
 	assert_int_equal(s.not_json, 2);
 	policy_suggest_free(&s);
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stdbool.h>
 #include <string.h>
 
 #include "bpfbox.h"
@@ -74,5 +75,39 @@ const char *special_rule_name(uint32_t rule)
 		return mandatory_names_table[rule - BB_RULE_MANDATORY_NAME].rule;
 	if (rule >= BB_RULE_SPECIAL && rule < BB_RULE_SPECIAL_END)
 		return special_names[rule - BB_RULE_SPECIAL];
+	return NULL;
+}
+
+const char *mandatory_rule_of_path(const char *path)
+{
+	const char *c = path, *parent = NULL;
+	size_t parent_len = 0;
+
+	while (*c) {
+		const char *end;
+		size_t len;
+
+		while (*c == '/')
+			c++;
+		end = strchrnul(c, '/');
+		len = (size_t)(end - c);
+		for (size_t i = 0; len && i < mandatory_names_count; i++) {
+			const struct mandatory_name *m = &mandatory_names_table[i];
+			bool named = strlen(m->name) == len && !memcmp(m->name, c, len);
+
+			if (!named)
+				continue;
+			if (m->flags & BB_M_PROTECT)
+				return m->rule;
+			if ((m->flags & (BB_M_CHILD_HOOKS | BB_M_CHILD_CONFIG | BB_M_CHILD_COMMONDIR)) && parent &&
+			    parent_len == 4 && !memcmp(parent, ".git", 4))
+				return m->rule;
+			if ((m->flags & BB_M_CHILD_AGENT_DIR) && parent && parent_len == 7 && !memcmp(parent, ".claude", 7))
+				return m->rule;
+		}
+		parent = c;
+		parent_len = len;
+		c = end;
+	}
 	return NULL;
 }

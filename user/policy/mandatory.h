@@ -23,5 +23,12 @@ extern const size_t mandatory_names_count;
 uint64_t component_name_hash(const char *name, size_t len);
 /* Name of a built-in rule id (BB_RULE_*), or NULL when it is a policy rule. */
 const char *special_rule_name(uint32_t rule);
+/*
+ * The mandatory rule an absolute path falls under for a write, as the kernel
+ * matches names (a protected name at any depth; hooks and config under .git,
+ * commands and agents under .claude), or NULL. A repository the sandbox made
+ * itself is not known here: this is for proposals, never for a decision.
+ */
+const char *mandatory_rule_of_path(const char *path);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "domain.h"
+#include "mandatory.h"
 #include "policy.h"
 #include "policy_suggest.h"
 
@@ -188,6 +189,9 @@ static int file_refusal(struct policy_suggest *s, const cJSON *ev, const char *a
 	if (!path)
 		return skip(s, action, rule, "the line names no path (repeats folded into an earlier line)", count);
 	why = path_unusable(path, truncated);
+	/* An audited write is logged as not granted; the mandatory set would refuse it all the same. */
+	if (!why && l == SUGGEST_WRITE && mandatory_rule_of_path(path))
+		why = "the mandatory deny set (a protected name in the path), which no policy lifts";
 	return why ? skip(s, action, rule, why, count) : add(s, l, path, count);
 }
 
