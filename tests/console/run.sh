@@ -36,6 +36,12 @@ cleanup() {
 }
 trap cleanup EXIT
 export BB_BUILD=$build BB_ROOT=$root BB_WS=$ws BB_SHARE=$share
+# Every temporary file of the run (Chromium's profiles, the session bus below) in build/,
+# removed at the end: none is left in the host's /tmp.
+export TMPDIR=$build/console/tmp
+rm -rf "$TMPDIR"
+mkdir -p "$TMPDIR"
+trap 'cleanup; rm -rf "$TMPDIR"' EXIT
 # A PID namespace too: when its first process ends, the kernel ends every other one in it,
 # so nothing the test started outlives it (cockpit-bridge starts a session bus of its own,
 # which would otherwise stay behind, one per run).
@@ -43,12 +49,19 @@ unshare -m -p -f --mount-proc --propagation private bash -euo pipefail -c '
 	mount -t tmpfs -o mode=0755 bpfbox-etc /etc/bpfbox
 	mount -t tmpfs -o mode=0755 bpfbox-lib /var/lib/bpfbox
 	mount -t tmpfs -o mode=0750 bpfbox-log /var/log/bpfbox
+	# A session bus of the test'"'"'s own, its socket in TMPDIR (cockpit-bridge would start one
+	# in /tmp whatever TMPDIR says); the PID namespace ends it with the rest.
+	DBUS_SESSION_BUS_ADDRESS=$(dbus-daemon --session --address="unix:dir=$TMPDIR" --fork --print-address)
+	export DBUS_SESSION_BUS_ADDRESS
 	port=$(python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])")
 	PATH=$BB_BUILD:$PATH XDG_DATA_DIRS=$BB_SHARE:/usr/share \
 		"$BB_WS" --no-tls -a 127.0.0.1 -p "$port" --local-session=/usr/bin/cockpit-bridge \
 		>"$BB_BUILD/console/ws.log" 2>&1 &
 	wspid=$!
-	trap "kill $wspid 2>/dev/null; wait $wspid 2>/dev/null || true" EXIT
+	# The session'"'"'s ssh-agent makes its directory in /tmp whatever TMPDIR says; ended with
+	# SIGTERM it removes it (the namespace'"'"'s end would SIGKILL it and leave it). pkill sees
+	# this PID namespace only.
+	trap "kill $wspid 2>/dev/null; wait $wspid 2>/dev/null || true; pkill -TERM -x ssh-agent || true; sleep 0.2" EXIT
 	for _ in $(seq 100); do
 		curl -sf -o /dev/null "http://127.0.0.1:$port/cockpit/@localhost/bpfbox/index.html" && break
 		sleep 0.1

@@ -37,6 +37,11 @@ if ! npm ping --fetch-timeout=15000 --fetch-retries=0 >/dev/null 2>&1; then
 	die "cannot reach the npm registry ($registry) to install ${need[*]//@*/...}; the agent tests (tests/vm/test_80_agents.sh) need it once, later runs reuse $dest"
 fi
 
+# What the installs and their postinstall scripts put in a temporary directory stays in
+# build/ and goes with it (opencode's left /tmp/opencode behind).
+export TMPDIR=$dest/.tmp
+mkdir -p "$TMPDIR"
+trap 'rm -rf "$TMPDIR"' EXIT
 for a in "${need[@]}"; do
 	read -r name spec <<<"$a"
 	dir=$dest/$name

@@ -49,5 +49,8 @@ cockpit_deb=bpfbox-cockpit_${version}_all.deb
 mv "$work/$deb" "$build/$deb"
 mv "$work/$cockpit_deb" "$build/$cockpit_deb"
 echo "build-deb: $build/$deb $build/$cockpit_deb"
-lintian --fail-on error,warning --info "$build/$deb" "$build/$cockpit_deb"
+# lintian's own temporary files in build/, removed after (it left mldbm-* in /tmp).
+mkdir -p "$build/lintian-tmp"
+TMPDIR=$build/lintian-tmp lintian --fail-on error,warning --info "$build/$deb" "$build/$cockpit_deb"
+rm -rf "$build/lintian-tmp"
 echo "build-deb: lintian: no error, no unexplained warning"
