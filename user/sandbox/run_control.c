@@ -215,7 +215,10 @@ int run_control_call(const char *id, const struct run_control_request *q, char *
 	if (!err && shutdown(fd, SHUT_WR))
 		err = -errno;
 	if (!err)
-		err = read_all(fd, RUN_CONTROL_MAX, RUN_CONTROL_ANSWER_MS, &answer, &len);
+		err = read_all(fd, RUN_CONTROL_MAX,
+			       q->op == RUN_CONTROL_PREVIEW || q->op == RUN_CONTROL_STATUS ? RUN_CONTROL_QUICK_ANSWER_MS
+											     : RUN_CONTROL_ANSWER_MS,
+			       &answer, &len);
 	if (err) {
 		errmsg_set(em, err, "%s: no answer from the sandbox (%s)", id, strerror(-err));
 		goto cleanup;

@@ -25,6 +25,12 @@
 #define RUN_CONTROL_NAME_MAX 253
 #define RUN_CONTROL_READ_MS 5000 /* the supervisor's bound on reading a request */
 #define RUN_CONTROL_ANSWER_MS 30000 /* the client's bound on the answer (resolution takes up to 10 s) */
+/*
+ * The bound on a preview's or a status's answer: both come from what the supervisor holds, and
+ * the administrator's apply and root's ps ask every sandbox in turn, so a sandbox slow to answer
+ * (its user's paths on a hung mount) delays them by this at most, not by the update's bound.
+ */
+#define RUN_CONTROL_QUICK_ANSWER_MS 5000
 
 enum run_control_op {
 	RUN_CONTROL_UPDATE = 1, /* the caller's settings replaced, or domains allowed / denied */
