@@ -89,12 +89,16 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A connection read again, or left unread, as its uid's read budget says. */
+/*
+ * A connection read again, or left unread, as its uid's read budget says. A paused one leaves
+ * the epoll set: with no events asked for, a hang-up would still be reported, again and again.
+ */
 static void pending_watch(struct daemon *d, struct pending *c, bool paused)
 {
-	struct epoll_event ev = { .events = paused ? 0 : EPOLLIN, .data.u64 = (uint64_t)(c - d->pending) + 16 };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)(c - d->pending) + 16 };
 
-	if (c->paused != paused && !epoll_ctl(d->ep, EPOLL_CTL_MOD, c->fd, &ev))
+	if (c->paused != paused &&
+	    !epoll_ctl(d->ep, paused ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, c->fd, paused ? NULL : &ev))
 		c->paused = paused;
 }
 
