@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/mono_clock.h"
 #include "lib/start_trace.h"
 #include "log/log.h"
 #include "passwd_cache.h"
@@ -79,14 +80,6 @@ static void close_pending(struct pending *c)
 		close(c->fd);
 	c->fd = -1;
 	c->paused = false;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*

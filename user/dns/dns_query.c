@@ -11,15 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/mono_clock.h"
 #include "dns_server_state.h"
-
-long long dns_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static socklen_t ss_len(const struct sockaddr_storage *ss)
 {
@@ -111,7 +104,7 @@ static bool pending_send(struct dns_server *s, struct pending *p)
 		p->fd = socket(up->ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (p->fd >= 0 && !connect(p->fd, (const struct sockaddr *)up, ss_len(up)) &&
 		    send(p->fd, p->up, p->up_len, MSG_NOSIGNAL) == (ssize_t)p->up_len) {
-			p->deadline = dns_now_ms() + s->cfg.timeout_ms;
+			p->deadline = mono_ms() + s->cfg.timeout_ms;
 			return true;
 		}
 		p->server++;
@@ -194,7 +187,7 @@ static bool cached_answer(struct dns_server *s, const uint8_t *msg, const struct
 	struct dns_client who = *client; /* a TCP client's own is cleared when its answer closes it */
 
 	cache_sync(s);
-	if (dns_cache_get(s->cache, msg, q, dns_now_ms(), s->cached, sizeof(s->cached), s->addrs, MAX_ADDRS, &hit) != 1)
+	if (dns_cache_get(s->cache, msg, q, mono_ms(), s->cached, sizeof(s->cached), s->addrs, MAX_ADDRS, &hit) != 1)
 		return false;
 	if (hit.n_addrs && s->cfg.on_answer)
 		s->cfg.on_answer(s->cfg.ctx, q->name, s->addrs, hit.n_addrs);
@@ -299,7 +292,7 @@ void dns_handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd
 	 * An answer must match the id and the question to be taken.
 	 */
 	if (getrandom(&p->up_id, sizeof(p->up_id), 0) != sizeof(p->up_id))
-		p->up_id = (uint16_t)dns_now_ms() ^ q.id;
+		p->up_id = (uint16_t)mono_ms() ^ q.id;
 	n = dns_build_query(&q, p->up_id, p->up, sizeof(p->up));
 	p->up_len = n > 0 ? (size_t)n : 0;
 	if (n <= 0 || !pending_send(s, p)) {
@@ -330,7 +323,7 @@ void dns_upstream_answer(struct dns_server *s, struct pending *p)
 		s->cfg.on_answer(s->cfg.ctx, p->q.name, s->addrs, n);
 	/* Kept unless a flush came since the query was asked (the policy it was decided by has gone). */
 	if (cache_sync(s) == p->flushes)
-		dns_cache_put(s->cache, &p->q, s->buf, (size_t)len, s->addrs, n, dns_now_ms());
+		dns_cache_put(s->cache, &p->q, s->buf, (size_t)len, s->addrs, n, mono_ms());
 	s->buf[0] = p->q.id >> 8;
 	s->buf[1] = p->q.id & 0xff;
 	restore_question(p, s->buf, (size_t)len);

@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "lib/mono_clock.h"
 #include "dns_server_state.h"
 
 /* The client of a datagram or connection from ss, received on listener f (0 IPv4, 1 IPv6). */
@@ -112,7 +113,7 @@ static void tcp_accept(struct dns_server *s, int f)
 		t->fd = c;
 		t->have = 0;
 		t->waiting = false;
-		t->deadline = dns_now_ms() + TCP_DEADLINE_MS;
+		t->deadline = mono_ms() + TCP_DEADLINE_MS;
 		client_of(s, &from, f, true, &t->who);
 		return;
 	}
@@ -150,7 +151,7 @@ static void *dns_thread(void *arg)
 	int kind[5 + MAX_PENDING + MAX_TCP], idx[5 + MAX_PENDING + MAX_TCP];
 
 	for (;;) {
-		long long now = dns_now_ms(), next = now + 1000;
+		long long now = mono_ms(), next = now + 1000;
 		int n = 0, r;
 
 		pfd[n] = (struct pollfd){ s->stop_fd, POLLIN, 0 };

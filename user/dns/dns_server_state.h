@@ -66,7 +66,6 @@ struct dns_server {
 	uint8_t cached[DNS_CACHE_MSG_MAX]; /* a cached answer being sent (buf may hold the query) */
 };
 
-long long dns_now_ms(void);
 /* Answers or forwards one query from a UDP client (tcp -1) or TCP client tcp (from NULL). */
 void dns_handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd,
 		      const struct sockaddr_storage *from, socklen_t from_len, int tcp, const char *transport,

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/mono_clock.h"
 #include "proxy_canon.h"
 #include "proxy_conn.h"
 #include "proxy_cred.h"
@@ -36,14 +37,6 @@
 #define ACCEPT_PAUSE_MS 100
 #define PUMP_ROUNDS 16
 
-
-static unsigned long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
-}
 
 static void free_conn(struct proxy_conn *c)
 {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/mono_clock.h"
 #include "cgroup.h"
 
 int cgroup2_mount_point(char *out, size_t len, struct errmsg *em)
@@ -274,18 +275,10 @@ int cgroup_signal_all(const char *path, int sig)
 	return count;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 int cgroup_kill_all(const char *path, int timeout_ms)
 {
 	char file[PATH_MAX];
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = mono_ms() + timeout_ms;
 	struct pollfd pfd;
 	int populated;
 
@@ -297,7 +290,7 @@ int cgroup_kill_all(const char *path, int timeout_ms)
 	snprintf(file, sizeof(file), "%s/cgroup.events", path);
 	pfd.fd = open(file, O_RDONLY | O_CLOEXEC);
 	pfd.events = POLLPRI;
-	while ((populated = cgroup_populated(path)) > 0 && now_ms() < deadline) {
+	while ((populated = cgroup_populated(path)) > 0 && mono_ms() < deadline) {
 		if (pfd.fd >= 0)
 			poll(&pfd, 1, 50);
 		else

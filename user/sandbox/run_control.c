@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/mono_clock.h"
 #include "run_control.h"
 
 bool run_control_id_valid(const char *id)
@@ -79,18 +80,10 @@ void run_control_unlink(const char *id)
 		unlink(sa.sun_path);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Reads fd to its end within ms, at most max bytes: 0 with *text NUL-terminated, or -errno. */
 static int read_all(int fd, size_t max, long long ms, char **text, size_t *len)
 {
-	long long end = now_ms() + ms;
+	long long end = mono_ms() + ms;
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap + 1), *grown;
 
@@ -98,7 +91,7 @@ static int read_all(int fd, size_t max, long long ms, char **text, size_t *len)
 		return -ENOMEM;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long long left = end - now_ms();
+		long long left = end - mono_ms();
 		ssize_t got;
 
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
@@ -132,11 +125,11 @@ static int read_all(int fd, size_t max, long long ms, char **text, size_t *len)
 
 static int write_all(int fd, const char *buf, size_t len, long long ms)
 {
-	long long end = now_ms() + ms;
+	long long end = mono_ms() + ms;
 
 	while (len) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		long long left = end - now_ms();
+		long long left = end - mono_ms();
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) == 0)

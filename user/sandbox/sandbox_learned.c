@@ -10,18 +10,11 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/mono_clock.h"
 #include "bpfbox.h"
 #include "policy/domain.h"
 #include "sandbox_learned.h"
 #include "sandbox_tconn.h"
-
-static unsigned long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
-}
 
 /* IPv4-mapped IPv6 is IPv4, as in the kernel. */
 static void normalise(int *family, uint8_t addr[16])

@@ -24,6 +24,7 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
+#include "lib/mono_clock.h"
 #include "tls_bridge.h"
 
 #define BUF 16384
@@ -48,14 +49,6 @@ struct bridge {
 	unsigned char p2t[BUF];		/* plaintext from pfd on its way into TLS */
 	size_t p2t_off, p2t_len;
 };
-
-static unsigned long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
-}
 
 void tls_bridge_put(struct tls_bridge_status *st)
 {
@@ -157,7 +150,7 @@ static int fill_in(struct bridge *b)
 static bool wait_io(struct bridge *b, bool relay, unsigned long long deadline)
 {
 	struct pollfd pf[2] = { { .fd = b->tfd }, { .fd = b->pfd } };
-	unsigned long long now = now_ms();
+	unsigned long long now = mono_ms();
 	int r;
 
 	if (now >= deadline)
@@ -196,7 +189,7 @@ static int send_preface(struct bridge *b, unsigned long long deadline)
 			off += (size_t)n;
 		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			struct pollfd pf = { .fd = b->tfd, .events = POLLOUT };
-			unsigned long long now = now_ms();
+			unsigned long long now = mono_ms();
 
 			if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0)
 				return -1;
@@ -225,7 +218,7 @@ static bool sni_matches(struct bridge *b)
 
 static int handshake(struct bridge *b)
 {
-	unsigned long long deadline = now_ms() + b->handshake_ms;
+	unsigned long long deadline = mono_ms() + b->handshake_ms;
 	const unsigned char *alpn = NULL;
 	unsigned alpn_len = 0;
 
@@ -363,7 +356,7 @@ static int plain_to_tls(struct bridge *b)
 
 static void relay(struct bridge *b)
 {
-	unsigned long long deadline = now_ms() + b->idle_ms;
+	unsigned long long deadline = mono_ms() + b->idle_ms;
 
 	for (;;) {
 		uint64_t before = b->t2p_off + b->p2t_off + BIO_number_read(b->net);
@@ -377,7 +370,7 @@ static void relay(struct bridge *b)
 		if (b->plain_gone && b->plain_eof && !out_pending(b))
 			return;
 		if (b->t2p_off + b->p2t_off + BIO_number_read(b->net) != before)
-			deadline = now_ms() + b->idle_ms;
+			deadline = mono_ms() + b->idle_ms;
 		/* A record was read: read again before waiting, what OpenSSL holds makes no poll event. */
 		if (got && b->t2p_off == b->t2p_len)
 			continue;
@@ -387,7 +380,7 @@ static void relay(struct bridge *b)
 			atomic_store(&b->st->state, TLS_BRIDGE_FAILED);
 			return;
 		}
-		deadline = now_ms() + b->idle_ms;
+		deadline = mono_ms() + b->idle_ms;
 	}
 }
 
