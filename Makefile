@@ -169,8 +169,9 @@ vm-test: $(BUILD)/bpfbox agents console
 	done; \
 	exit $$rc
 
-# The Cockpit page (console/) into build/console/share/cockpit/bpfbox, with PatternFly's
-# stylesheet from the npm packages pinned in console/package-lock.json; and its browser test:
+# The Cockpit page (console/) into build/console/share/cockpit/bpfbox: its React and
+# PatternFly React sources (console/src) bundled by esbuild, all from the npm packages pinned
+# in console/package-lock.json; and its browser test:
 # the real Cockpit serving the page of the built bpfbox-cockpit package (make deb; else the
 # page built here) and Debian's Chromium on the host, in a mount namespace (docs/console.md).
 console:

@@ -55,8 +55,17 @@ try {
         "the problem is at line 3, at its JSON path, in the loader's words", problem);
     ok(await page.getAttribute("#gutter div[data-line='3']", "class") === "bb-error", "line 3 is marked in the gutter");
     ok(await page.isDisabled("#apply"), "Apply is disabled while the policy is invalid");
-    // A page forced to apply it anyway (the button re-enabled) meets bpfbox's refusal.
-    await page.evaluate(() => { document.getElementById("apply").disabled = false; });
+    // A page forced to apply it anyway (the button re-enabled: in the DOM, where PatternFly's
+    // disabled button is also aria-disabled and pf-m-disabled, which takes no pointer events,
+    // and in the props React reads when it dispatches a click) meets bpfbox's refusal.
+    await page.evaluate(() => {
+        const b = document.getElementById("apply");
+        b.disabled = false;
+        b.removeAttribute("aria-disabled");
+        b.classList.remove("pf-m-disabled");
+        const props = Object.keys(b).find(k => k.startsWith("__reactProps$"));
+        b[props] = Object.assign({}, b[props], { disabled: false });
+    });
     await page.click("#apply");
     await until(async () => /^Not applied:[\s\S]*is rejected; nothing applied/.test(await page.textContent("#alert-text")), "an invalid draft forced through is refused by bpfbox");
     ok(readFileSync(POLICY, "utf8") === first && !existsSync("/var/lib/bpfbox/policy-history"), "...and nothing was written or kept");
@@ -111,10 +120,10 @@ try {
     for (const f of files) {
         const text = readFileSync(f, "utf8");
         await page.fill("#editor", text);
-        await page.click("#tab-visual");
+        await page.click("[data-tab='visual']");
         if (await page.isVisible("#visual"))
             visited++;
-        await page.click("#tab-json");
+        await page.click("[data-tab='json']");
         same += (await page.inputValue("#editor")) === text ? 1 : 0;
     }
     ok(files.length > 30 && visited > 25 && same === files.length,
@@ -123,7 +132,7 @@ try {
 
     // Edited in the Visual tab: the JSON has the edits, every other field and the key order kept.
     await page.fill("#editor", first);
-    await page.click("#tab-visual");
+    await page.click("[data-tab='visual']");
     await page.fill("input[data-add='network.allowedDomains']", "docs.example");
     await page.click("button[data-add-button='network.allowedDomains']");
     await page.fill("input[data-add='network.deniedDomains']", "evil.example");
@@ -150,7 +159,7 @@ try {
     ok((await page.textContent(".bb-mandatory")).includes(".bashrc"), "and shows the mandatory set");
     await until(async () => (await status()) === "valid, 1 warning(s)" && !(await page.isDisabled("#apply")), "bpfbox checks the policy edited in the Visual tab: valid (the unknown key's warning), can be applied");
     await page.screenshot({ path: `${shots}/policy-visual.png` });
-    await page.click("#tab-json");
+    await page.click("[data-tab='json']");
     const want = JSON.parse(first);
     want.network.allowedDomains.push("docs.example");
     want.network.deniedDomains.push("evil.example");
