@@ -166,8 +166,9 @@ if want startup; then
 		((bwrap_ok)) && sample startup bwrap bwrap --ro-bind / / true
 		((srt_ok && i < SRT_R)) && srt_settings "" && sample startup srt "$SRT" -s "$T/srt.json" -c true
 		if ((daemon_ok)); then
-			# Through the daemon, as a user who is not root; runuser's own cost measured beside it.
-			sample startup user-bare runuser -u bbbench -- true
+			# Through the daemon, as a user who is not root; the same chain without bpfbox
+			# (runuser, then env naming the socket: an exec of its own) measured beside it.
+			sample startup user-bare runuser -u bbbench -- env BPFBOX_SOCKET="$T/daemon.sock" true
 			sample startup bpfbox-daemon runuser -u bbbench -- env BPFBOX_SOCKET="$T/daemon.sock" \
 				"$BPFBOX" exec -- true
 		fi

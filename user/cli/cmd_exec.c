@@ -18,6 +18,7 @@
 #include "exec_live.h"
 #include "exec_update.h"
 #include "lib/duration.h"
+#include "lib/fd_table.h"
 #include "lib/start_trace.h"
 #include "log/log.h"
 #include "policy/policy.h"
@@ -471,6 +472,7 @@ static int identify_and_load(struct exec_cmd *r)
 	struct errmsg em = { { 0 } };
 	int err;
 
+	start_trace("log opened");
 	if (geteuid() != 0) {
 		errmsg_set(&em, -EPERM, "bpfbox exec must run as root (it loads BPF programs and creates cgroups)");
 		sandbox_run_failed(&r->run, "permission", &em);
@@ -512,9 +514,12 @@ static int exec_as_root(struct exec_cmd *r)
 
 	if (choose_quota(r))
 		return BPFBOX_EXIT_SETUP;
+	/* Before the live policy's, proxy's and resolver's threads: a start through the daemon holds more than the first 64. */
+	fd_table_reserve(256);
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;
 	fill_request(r);
+	start_trace("quota and request");
 	if (!sandbox_run_open_log(&r->run, &r->opts.log) && !identify_and_load(r) && !start_live(r) &&
 	    !sandbox_run_setup(&r->run, self_exe))
 		status = sandbox_run_supervise(&r->run);
@@ -532,6 +537,7 @@ static int exec_main(int argc, char **argv, const struct exec_caller *caller)
 	sandbox_run_init(&r.run);
 	if (parse_args(argc, argv, &r.opts))
 		return BPFBOX_EXIT_SETUP;
+	start_trace("options");
 	if (!caller && geteuid() != 0) {
 		struct exec_client_opts co;
 

@@ -224,16 +224,19 @@ static int start_proxies(struct sandbox_run *r, struct errmsg *em)
 				"share of %u learned addresses is full (%s learned=N raises it)",
 				r->learned.refused, r->quota.learned, r->quota.option);
 	}
+	start_trace("learned addresses");
 	if (!p->http_proxy_port || !p->socks_proxy_port || transparent) {
 		err = start_tls(r, em);
 		if (err)
 			return err;
+		start_trace("TLS termination");
 		err = sandbox_proxy_start_transparent(&r->proxy, p, r->log, transparent ? &r->learned : NULL,
 						      r->bpf->maps.tconns, r->cg.id,
 						      r->tls.ca ? &r->tls.cfg : NULL, &r->cred, em);
 		if (err)
 			return err;
 		r->proxy_started = true;
+		start_trace("proxy");
 	} else if (p->tls.enabled || p->mitm.enabled) {
 		return errmsg_set(em, -EINVAL, "network.%s needs bpfbox's own proxy, but httpProxyPort and "
 				  "socksProxyPort send every connection to other proxies",
@@ -504,7 +507,7 @@ int sandbox_run_setup(struct sandbox_run *r, char *self_exe)
 	err = start_proxies(r, &em);
 	if (err)
 		return sandbox_run_failed(r, "proxy", &em), err;
-	start_trace("proxy and resolver");
+	start_trace("resolver");
 	err = setup_launch(r, self_exe);
 	start_trace("environment and clone into the cgroup");
 	if (!err)
