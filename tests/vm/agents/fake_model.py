@@ -16,7 +16,8 @@ CLI's shell tool and which carries no result of ours yet is answered with one to
 step, all in that turn, to that shell tool (named and shaped as the request describes it).
 Once the results come back, each is written to RECORD_DIR/<name>.out and the answer is a
 plain text "done", which ends the conversation. A result saying the command is still
-running (Codex's exec_command, after 30 s) is polled with write_stdin first. Requests without a shell tool (titles,
+running (Codex's exec_command, after 30 s) is polled with write_stdin first; a finished one
+whose answer lacks its last line (STEP-RC=, cut short by the CLI) is asked once more. Requests without a shell tool (titles,
 summaries, quota checks) get a short text answer. Each request is logged, one JSON line, to
 RECORD_DIR/requests.ndjson, with "tls" (whether it came over HTTPS) and "key": "ok" when
 every API key it carried (x-api-key, Authorization: Bearer, api-key) is FAKE_MODEL_KEY's
@@ -48,12 +49,11 @@ def call_id(i):
 
 
 def step_of(cid):
-    """The step index a tool call id of ours names (call_bbxI, or call_bbxIpK for the
-    K-th poll of step I), or None."""
-    if isinstance(cid, str) and cid.startswith("call_bbx"):
-        num = cid[8:].split("p")[0]
-        if num.isdigit() and int(num) < len(STEPS):
-            return int(num)
+    """The step index a tool call id of ours names (call_bbxI, call_bbxIpK for the K-th
+    poll of step I, call_bbxIr1 for step I asked again), or None."""
+    m = re.match(r"call_bbx(\d+)", cid) if isinstance(cid, str) else None
+    if m and int(m.group(1)) < len(STEPS):
+        return int(m.group(1))
     return None
 
 
@@ -237,9 +237,10 @@ class Handler(BaseHTTPRequestHandler):
             data += self.rfile.read(size)
             self.rfile.readline()
 
-    def decide(self, tools, results, body, api, pending=None):
+    def decide(self, tools, results, body, api, pending=None, again=None):
         """'tools' (a list of (call id, name, args)), or 'done' / 'text'. pending: the steps
-        whose command is still running, {step: (session id, polls so far)}."""
+        whose command is still running, {step: (session id, polls so far)}; again: the steps
+        to ask once more, their answer cut short."""
         name, schema = pick_shell(tools)
         extra = {"api": api, "tools": [t[0] for t in tools], "shell_tool": name,
                  "results": sorted(STEPS[i]["name"] for i in results)}
@@ -250,6 +251,11 @@ class Handler(BaseHTTPRequestHandler):
             return "tools", [("%sp%d" % (call_id(i), k + 1), "write_stdin",
                               {"session_id": sid, "chars": "", "yield_time_ms": 30000})
                              for i, (sid, k) in sorted(pending.items())]
+        if again and name is not None:
+            extra["answer"] = "again"
+            extra["again"] = sorted(STEPS[i]["name"] for i in again)
+            self.log_request_line(body, extra)
+            return "tools", [(call_id(i) + "r1", name, shell_args(name, schema, STEPS[i], i)) for i in sorted(again)]
         if results:
             record(results)
             extra["answer"] = "done"
@@ -317,7 +323,7 @@ class Handler(BaseHTTPRequestHandler):
         for t in req.get("tools") or []:
             if t.get("type") == "function":
                 tools.append((t.get("name"), t.get("parameters")))
-        results, last, polls = {}, {}, {}
+        results, last, polls, asked_again = {}, {}, {}, set()
         inp = req.get("input")
         for item in inp if isinstance(inp, list) else []:
             if item.get("type") in ("function_call_output", "custom_tool_call_output") \
@@ -326,12 +332,19 @@ class Handler(BaseHTTPRequestHandler):
                 last[i] = text_of(item.get("output", ""))
                 results[i] = results.get(i, "") + last[i]
                 polls[i] = polls.get(i, -1) + 1
+                if "r1" in item["call_id"]:
+                    asked_again.add(i)
         pending = {}
         for i, text in last.items():
             m = RUNNING.search(text)
             if m and "Process exited" not in text and polls[i] < MAX_POLLS:
                 pending[i] = (int(m.group(1)), polls[i])
-        what, calls = self.decide(tools, results, body, "responses", pending)
+        # A finished command's answer without its last line (STEP-RC=) was cut short by the
+        # CLI: Codex in a loaded TCG guest has answered with a command's first write only
+        # (read_ssh: the key, not the status after it). Such a step is asked once more, as a
+        # model would; the record keeps both answers, and the status read is the last one.
+        again = [i for i in last if i not in pending and i not in asked_again and "STEP-RC=" not in results[i]]
+        what, calls = self.decide(tools, results, body, "responses", pending, again)
         rid = "resp_bbx%d" % int(time.time() * 1000)
         out = []
         if what == "tools":
