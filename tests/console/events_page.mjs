@@ -75,6 +75,17 @@ try {
     await until(() => existsSync(DRAFT) && JSON.parse(readFileSync(DRAFT, "utf8")).filesystem.allowWrite.includes("/home/u/proj/build/out.o"), "the proposal is the administrator's draft");
     ok(errors.length === 0, "no script error on the page", errors.join("\n"));
 
+    // Confined code names its files: a refused path that is markup is shown as text, never run.
+    const evil = '/tmp/<img src=x onerror="window.__bbPwned=1">"><script>window.__bbPwned=2</script>';
+    const hostile = JSON.parse(JSON.stringify(line));
+    hostile.file.path = evil;
+    hostile.message = "would deny open-write of " + evil + " (audit mode)";
+    appendFileSync(LOG, JSON.stringify(hostile) + "\n");
+    await until(async () => (await page.textContent("#events tbody tr:first-child")).includes(evil),
+        "a refused path that is markup is listed as its text");
+    ok(await page.$$eval("#events img, #events script", els => els.length) === 0, "no element is made of it");
+    ok(await page.evaluate(() => window.__bbPwned === undefined), "and none of it ran");
+
     const policyPage = await browser.newPage();
     await policyPage.goto(`${base}/cockpit/@localhost/bpfbox/index.html`);
     await until(async () => (await policyPage.inputValue("#editor")).includes("/home/u/proj/build/out.o") &&
