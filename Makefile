@@ -11,7 +11,9 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS ?=
 CFLAGS += $(SAN_FLAGS) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
 	  -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) $(shell pkg-config --cflags libcjson 2>/dev/null)
-LDLIBS += -lbpf -lelf -lz -lcjson -lssl -lcrypto -lpthread
+LDLIBS += -lbpf -lelf -lz -lcjson -lpthread -ldl
+# bpfbox loads OpenSSL when a feature needs it (user/lib/openssl_lazy.h); tests call it directly.
+OPENSSL_LIBS := -lssl -lcrypto
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
 	      -I/usr/include/$(shell uname -m)-linux-gnu \
 	      -Wall -Werror -Wno-unused-function
@@ -58,7 +60,7 @@ $(BUILD)/helpers/%: tests/vm/helpers/%.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) $(OPENSSL_LIBS) -lcmocka
 
 # A fresh machine learns here which packages a build lacks, not from a compiler error.
 $(BUILD):
@@ -113,7 +115,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 
 $(BUILD)/fuzzers/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $< $(LIB_OBJS) -o $@ $(LDLIBS) $(OPENSSL_LIBS)
 
 fuzzers: $(patsubst %,$(BUILD)/fuzzers/fuzz_%,$(FUZZ_TARGETS))
 

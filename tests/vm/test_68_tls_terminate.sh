@@ -460,7 +460,28 @@ assert_contains "$T_OUT" "$(status_re 421)" "is answered 421"
 assert_contains "$T_OUT" "$(perr_re host-mismatch)" "with X-Proxy-Error: host-mismatch"
 assert_fails "the server read nothing for it" served '/front-transparent'
 
-# 13. What was left, seen from the host.
+# 13. OpenSSL is loaded when a sandbox needs it (user/lib/openssl_lazy.h), not with every start:
+# a supervisor without TLS termination or masked credentials maps neither library, one with
+# tlsTerminate maps both. Read in /proc while the command waits for the test to let it end.
+part openssl
+libs_while_running() { # POLICY -> the OpenSSL libraries in the supervisor's maps, one per line
+	local ready=$W/openssl-ready pid
+	rm -f "$ready"
+	"$BPFBOX" exec --policy "$1" --log-file "$LOG" -- \
+		sh -c "touch $ready; while [ -e $ready ]; do sleep 0.1; done" &
+	pid=$!
+	for _ in $(seq 300); do [ -e "$ready" ] && break; sleep 0.1; done
+	grep -oE 'lib(ssl|crypto)\.so\.[0-9]+' "/proc/$pid/maps" | sort -u
+	rm -f "$ready"
+	wait "$pid"
+}
+PP=$T_TMP/policy-plain.json
+jq 'del(.network.tlsTerminate)' "$P" >"$PP"
+assert_eq "" "$(libs_while_running "$PP")" "a sandbox without tlsTerminate runs with no OpenSSL mapped"
+assert_eq "libcrypto.so.3 libssl.so.3" "$(libs_while_running "$P" | tr '\n' ' ' | sed 's/ $//')" \
+	"a sandbox with tlsTerminate has OpenSSL loaded"
+
+# 14. What was left, seen from the host.
 assert_fails "the server never read a request with Host blocked.remote.test" served 'host=blocked\.remote\.test'
 assert_eq "$TRUST0" "$(trust_sum)" "the host's trust store (/etc/ssl/certs) is unchanged"
 assert_eq "" "$(sandbox_cgroups)" "no sandbox cgroup is left behind"

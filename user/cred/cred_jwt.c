@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "cred_jwt.h"
 #include "cred_sentinel.h"
 #include "cred_subst.h"
@@ -104,7 +102,7 @@ static int part_object(const char *s, size_t n, cJSON **out)
 	if (ret)
 		return ret;
 	obj = memchr(text, '\0', len) ? NULL : cJSON_ParseWithOpts(text, NULL, 1);
-	OPENSSL_cleanse(text, len);
+	explicit_bzero(text, len);
 	free(text);
 	if (!cJSON_IsObject(obj))
 		goto bad;
@@ -156,7 +154,7 @@ static void wipe_json(cJSON *v)
 {
 	for (; v; v = v->next) {
 		if (v->valuestring)
-			OPENSSL_cleanse(v->valuestring, strlen(v->valuestring));
+			explicit_bzero(v->valuestring, strlen(v->valuestring));
 		wipe_json(v->child);
 	}
 }
@@ -209,7 +207,7 @@ static int assemble(const char *header_seg, size_t header_len, const cJSON *payl
 	*out_len = len;
 	ret = 0;
 cleanup:
-	OPENSSL_cleanse(json, strlen(json));
+	explicit_bzero(json, strlen(json));
 	free(json);
 	free(enc);
 	return ret;

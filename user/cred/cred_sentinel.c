@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/rand.h>
+#include "lib/openssl_lazy.h"
 
 #include "cred_sentinel.h"
 

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
+#include "lib/openssl_lazy.h"
 
 #include "cred_sigv4.h"
 

@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include "lib/openssl_lazy.h"
 
 #include "cred_sigv4.h"
 

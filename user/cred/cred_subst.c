@@ -7,8 +7,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-
 #include "cred_sentinel.h"
 #include "cred_subst.h"
 
@@ -68,7 +66,7 @@ int cred_buf_append(struct cred_buf *b, const void *p, size_t n)
 void cred_buf_wipe(struct cred_buf *b)
 {
 	if (b->data)
-		OPENSSL_cleanse(b->data, b->cap);
+		explicit_bzero(b->data, b->cap);
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
@@ -113,7 +111,7 @@ static void secret_free(char *p, size_t len)
 {
 	if (!p)
 		return;
-	OPENSSL_cleanse(p, len);
+	explicit_bzero(p, len);
 	munmap(p, secret_span(len));
 }
 
@@ -121,7 +119,7 @@ static void pair_free(struct cred_pair *p)
 {
 	free(p->name);
 	if (p->sentinel)
-		OPENSSL_cleanse(p->sentinel, p->sentinel_len);
+		explicit_bzero(p->sentinel, p->sentinel_len);
 	free(p->sentinel);
 	secret_free(p->real, p->real_len);
 }
@@ -278,7 +276,7 @@ void cred_stream_free(struct cred_stream *s)
 		return;
 	/* Work holds what the client sent; the real values went to out. */
 	if (s->work)
-		OPENSSL_cleanse(s->work, s->work_cap);
+		explicit_bzero(s->work, s->work_cap);
 	free(s->work);
 	free(s->hold);
 	free(s->select);
@@ -346,7 +344,7 @@ int cred_stream_feed(struct cred_stream *s, const void *in, size_t len, struct c
 		if (!w)
 			return -ENOMEM;
 		if (s->work)
-			OPENSSL_cleanse(s->work, s->work_cap);
+			explicit_bzero(s->work, s->work_cap);
 		free(s->work);
 		s->work = w;
 		s->work_cap = n;

@@ -6,8 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/crypto.h>
-
 #include "cred/cred_sigv4.h"
 #include "cred/cred_subst.h"
 #include "proxy_chunked.h"
@@ -57,11 +55,11 @@ void proxy_cred_free(struct proxy_conn *c)
 	c->p->held_bytes -= r->held;
 	/* What went upstream held real values. */
 	if (c->up.data)
-		OPENSSL_cleanse(c->up.data, c->up.cap);
+		explicit_bzero(c->up.data, c->up.cap);
 	cred_stream_free(r->stream);
 	cred_buf_wipe(&r->out);
 	free(r->select);
-	OPENSSL_cleanse(r, sizeof(*r));
+	explicit_bzero(r, sizeof(*r));
 	free(r);
 	c->cred = NULL;
 }
@@ -331,7 +329,7 @@ static ssize_t resign(struct proxy_conn *c, struct proxy_cred_req *r, size_t n, 
 out:
 	free(req);
 	free(v);
-	OPENSSL_cleanse(auth, sizeof(auth));
+	explicit_bzero(auth, sizeof(auth));
 	if (!err)
 		return m;
 	if (err == -ENOSPC)
@@ -507,7 +505,7 @@ static bool drain(struct proxy_conn *c, struct proxy_cred_req *r)
 		c->up.len += 2;
 	}
 	if (r->out_off == r->out.len) {
-		OPENSSL_cleanse(r->out.data, r->out.len);
+		explicit_bzero(r->out.data, r->out.len);
 		r->out.len = r->out_off = 0;
 		c->p->held_bytes -= r->held;
 		r->held = 0;

@@ -5,6 +5,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "lib/openssl_lazy.h"
 #include "tls/tls_bridge.h"
 #include "tls/tls_leaf.h"
 #include "tls/tls_upstream.h"

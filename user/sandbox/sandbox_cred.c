@@ -9,6 +9,7 @@
 #include "cred/cred_extract.h"
 #include "cred/cred_jwt.h"
 #include "cred/cred_subst.h"
+#include "lib/openssl_lazy.h"
 #include "policy/domain.h"
 #include "sandbox_cred.h"
 
@@ -206,6 +207,10 @@ int sandbox_cred_setup(struct sandbox_cred *sc, const struct policy *p, char *co
 	memset(sc, 0, sizeof(*sc));
 	if (!policy_cred_masks(p))
 		return 0;
+	/* Sentinels are random bytes and AWS pairs are signed again: both are OpenSSL's. */
+	err = openssl_lazy_load(em);
+	if (err)
+		return err;
 	/* Real values in this process's memory: no core dump, no ptrace by the caller's uid. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	sc->table = cred_table_new();

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/openssl_lazy.h"
 #include "tls/tls_bundle.h"
 #include "tls/tls_ca.h"
 #include "tls/tls_leaf.h"
@@ -146,7 +147,9 @@ int sandbox_tls_setup(struct sandbox_tls *t, const struct policy *p, const struc
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	err = load_ca(t, pt, reader, label, em);
+	err = openssl_lazy_load(em);
+	if (!err)
+		err = load_ca(t, pt, reader, label, em);
 	if (!err)
 		err = load_upstream(t, pt, reader, em);
 	if (!err) {

@@ -21,8 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/x509v3.h>
+#include "lib/openssl_lazy.h"
 
 #include "lib/mono_clock.h"
 #include "tls_bridge.h"

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
+#include "lib/openssl_lazy.h"
 
 #include "tls_ca.h"
 #include "tls_x509.h"

@@ -12,8 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/err.h>
-#include <openssl/x509v3.h>
+#include "lib/openssl_lazy.h"
 
 #include "tls_leaf.h"
 #include "tls_suites.h"

@@ -3,9 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
+#include "lib/openssl_lazy.h"
 
 #include "tls_leaf.h"
 #include "tls_suites.h"

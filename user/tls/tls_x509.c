@@ -3,10 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <openssl/bn.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-#include <openssl/x509v3.h>
+#include "lib/openssl_lazy.h"
 
 #include "tls_x509.h"
 
