@@ -124,3 +124,51 @@ assert_eq "$fds0" "$fds1" "the supervisor holds as many descriptors after the at
 echo "# eviction events logged: $(grep -c "evicted: too many clients" "$LOG")"
 assert_event "the oversized head was logged with its 431" '.http.response.status_code == 431'
 assert_eq "$base" "$(count_state)" "no cgroup, registry entry, tmpdir or map entry is left"
+
+# The descriptor limit (RLIMIT_NOFILE), the caller's or a hostile one. The supervisor runs with
+# its soft limit raised to the hard one; the command gets the caller's soft limit back; the
+# proxy takes no more clients than the limit holds (FDS_PER_CONN, user/proxy/proxy_loop.c),
+# refusing the rest with an event rather than running out; below the least a sandbox needs
+# (NOFILE_MIN, user/lib/nofile.h) nothing runs. Each case in a shell of its own: a hard
+# limit lowered stays lowered.
+assert_status "under a hard limit of 64 descriptors bpfbox refuses to start (125)" 125 \
+	bash -c 'ulimit -n 64 && exec "$0" exec --policy "$1" --log-file /dev/null -- touch "$2"' \
+	"$BPFBOX" "$P" "$W/ran-under-64"
+assert_contains "$T_OUT" "descriptor limit is 64 \(hard 64\).*ulimit -n" "saying the limit and how to raise it"
+assert_fails "the command did not run" test -e "$W/ran-under-64"
+
+bash -c 'ulimit -Sn 300 && ulimit -Hn 512 && exec "$0" exec --policy "$1" --log-file "$2" -- \
+	sh -c "ulimit -Sn >$3/nofile-soft; ulimit -Hn >$3/nofile-hard; exec python3 $4 $3 100 127.0.0.1:8084"' \
+	"$BPFBOX" "$P" "$T_TMP/hold.ndjson" "$W" "$T_ROOT/tests/tools/proxy-hold.py" >"$T_TMP/hold.out" 2>&1 &
+bb=$!
+if wait_file "$W/hold-counts" 300; then
+	read -r held refused <"$W/hold-counts"
+	sup_fds=$(fds $bb)
+	soft=$(awk '/^Max open files/ {print $4}' "/proc/$bb/limits")
+	ticks0=$(awk '{print $14 + $15}' "/proc/$bb/stat")
+	sleep 3
+	ticks1=$(awk '{print $14 + $15}' "/proc/$bb/stat")
+	echo "# under hard 512: $held tunnels held, $refused refused; supervisor fds $sup_fds, soft limit $soft," \
+		"CPU $((ticks1 - ticks0)) ticks in 3 s while they are held"
+	assert_eq "300 512" "$(cat "$W/nofile-soft") $(cat "$W/nofile-hard")" "the command has the caller's limits (soft 300, hard 512)"
+	assert_eq 512 "$soft" "the supervisor runs with its soft limit raised to the hard one"
+	# (512 - 128 reserved) / 10 per connection: 38 clients at most.
+	[ "$held" -ge 20 ] && [ "$held" -le 38 ] && t_ok "the proxy held as many tunnels as the limit holds ($held of 100)" ||
+		t_fail "the proxy held between 20 and 38 tunnels (the limit's share)" "held $held, refused $refused"
+	assert_eq 100 "$((held + refused))" "every other tunnel was refused, none left hanging"
+	[ "$sup_fds" -lt 512 ] && t_ok "the supervisor stayed below its limit ($sup_fds descriptors)" ||
+		t_fail "the supervisor stayed below its limit" "$sup_fds descriptors"
+	[ $((ticks1 - ticks0)) -lt 100 ] && t_ok "the supervisor is not spinning while the tunnels are held" ||
+		t_fail "the supervisor is not spinning while the tunnels are held" "$((ticks1 - ticks0)) ticks in 3 s"
+	touch "$W/hold-release"
+	wait_file "$W/hold-after" 120
+	assert_eq ok "$(cat "$W/hold-after" 2>/dev/null)" "once they closed, a new tunnel is answered and echoes"
+else
+	t_fail "the tunnels were opened" "$(cat "$T_TMP/hold.out")"
+	touch "$W/hold-release"
+fi
+wait $bb
+assert_eq 0 $? "the sandbox under a low limit exited 0"
+LOG=$T_TMP/hold.ndjson
+assert_event "the refused clients were logged" '(.error.message // "") | test("too many clients")'
+assert_eq "$base" "$(count_state)" "after it too, no cgroup, registry entry, tmpdir or map entry is left"

@@ -19,6 +19,7 @@
 #include "exec_update.h"
 #include "lib/duration.h"
 #include "lib/fd_table.h"
+#include "lib/nofile.h"
 #include "lib/start_trace.h"
 #include "log/log.h"
 #include "policy/policy.h"
@@ -508,21 +509,29 @@ static int start_live(struct exec_cmd *r)
 /* The sandbox itself, run here: its exit status. */
 static int exec_as_root(struct exec_cmd *r)
 {
-	int status = BPFBOX_EXIT_SETUP;
+	int status = BPFBOX_EXIT_SETUP, nofile_err;
+	struct errmsg nofile_em = { { 0 } };
 	char self_exe[4096];
 	ssize_t n;
 
 	if (choose_quota(r))
 		return BPFBOX_EXIT_SETUP;
 	/* Before the live policy's, proxy's and resolver's threads: a start through the daemon holds more than the first 64. */
+	nofile_err = nofile_raise(&nofile_em);
 	fd_table_reserve(256);
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;
 	fill_request(r);
 	start_trace("quota and request");
-	if (!sandbox_run_open_log(&r->run, &r->opts.log) && !identify_and_load(r) && !start_live(r) &&
-	    !sandbox_run_setup(&r->run, self_exe))
+	if (sandbox_run_open_log(&r->run, &r->opts.log))
+		goto teardown;
+	if (nofile_err) {
+		sandbox_run_failed(&r->run, "descriptor limit", &nofile_em);
+		goto teardown;
+	}
+	if (!identify_and_load(r) && !start_live(r) && !sandbox_run_setup(&r->run, self_exe))
 		status = sandbox_run_supervise(&r->run);
+teardown:
 	sandbox_run_teardown(&r->run);
 	wire_reader_release(&r->control);
 	live_policy_stop(&r->live);

@@ -200,7 +200,7 @@ struct proxy_config {
 	const struct addr_guard *guard;	/* NULL: built-ins + this host's addresses */
 	unsigned header_limit;		/* default 16 KiB: request/response head size */
 	unsigned idle_timeout_ms;	/* default 60000 */
-	unsigned max_clients;		/* default 256 */
+	unsigned max_clients;		/* default 256; fewer where the descriptor limit holds fewer */
 	proxy_resolve_fn resolve;	/* NULL: getaddrinfo */
 	unsigned resolver_threads;	/* default 4 */
 	const struct proxy_transparent *transparent; /* NULL: no transparent listeners */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/mono_clock.h"
+#include "lib/nofile.h"
 #include "proxy_canon.h"
 #include "proxy_conn.h"
 #include "proxy_cred.h"
@@ -150,13 +151,27 @@ fail:
 	return NULL;
 }
 
+/* Every listener at once: out of descriptors, one still watched would wake the loop in a spin. */
 static void set_accepting(struct proxy *p, bool on)
 {
 	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = TAG_LISTEN };
 
 	epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->lfd, &ev);
+	for (int i = 0; i < 2; i++) {
+		if (p->tlfd[i] < 0)
+			continue;
+		ev.data.u64 = i ? TAG_TLISTEN6 : TAG_TLISTEN4;
+		epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->tlfd[i], &ev);
+	}
 	p->accept_paused = !on;
 	p->accept_resume = p->now + ACCEPT_PAUSE_MS;
+}
+
+/* Out of descriptors or memory: the listeners pause, or they would spin. */
+static void accept_failed(struct proxy *p, int err)
+{
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM)
+		set_accepting(p, false);
 }
 
 /*
@@ -190,12 +205,9 @@ static void accept_clients(struct proxy *p)
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			/* Out of descriptors or memory: pause, or the listener spins. */
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM)
-				set_accepting(p, false);
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			accept_failed(p, errno);
 			return;
 		}
 		if (!p->cfg.peer || p->cfg.peer(p->cfg.ctx, &ss, ntohs(p->self.sin_port), &peer))
@@ -228,6 +240,7 @@ static void accept_transparent(struct proxy *p, int idx)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			accept_failed(p, errno);
 			return;
 		}
 		/* Taken first, so the kernel's entry goes even when the connection does not stay. */
@@ -452,6 +465,20 @@ static int epoll_add(struct proxy *p, int fd, uint64_t tag)
 	return epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* Most a connection holds: client, upstream, a splice pipe each way, a TLS bridge's pair each side. */
+#define FDS_PER_CONN 10
+/* The supervisor's own besides: maps, ring buffer, listeners, resolver, logs, live control. */
+#define FDS_RESERVED 128
+
+/* A full proxy refuses a client with an event; out of descriptors, whatever needed one next would fail. */
+static unsigned clients_within_nofile(unsigned want)
+{
+	unsigned long limit = nofile_soft();
+	unsigned long fit = limit > FDS_RESERVED + FDS_PER_CONN ? (limit - FDS_RESERVED) / FDS_PER_CONN : 1;
+
+	return fit < want ? (unsigned)fit : want;
+}
+
 int proxy_start(const struct proxy_config *cfg, struct proxy **out, unsigned short *port)
 {
 	struct proxy *p;
@@ -477,6 +504,7 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **out, unsigned sho
 		p->cfg.idle_timeout_ms = 60000;
 	if (!p->cfg.max_clients)
 		p->cfg.max_clients = 256;
+	p->cfg.max_clients = clients_within_nofile(p->cfg.max_clients);
 	if (!p->cfg.resolver_threads)
 		p->cfg.resolver_threads = 4;
 	p->tick_ms = p->cfg.idle_timeout_ms / 8;

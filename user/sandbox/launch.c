@@ -18,6 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/nofile.h"
+
 #include "launch.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -191,6 +193,8 @@ static __attribute__((noreturn)) void child_main(const struct launch_spec *spec,
 	if (spec->new_session_tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0))
 		child_fail(status_fd, MSG_SETUP_FAILED, errno, LAUNCH_STAGE_PRIVILEGES);
 
+	/* The descriptor limit bpfbox was started with, not the supervisor's raised one. */
+	nofile_restore();
 	err = lock_privileges();
 	if (err)
 		child_fail(status_fd, MSG_SETUP_FAILED, -err, LAUNCH_STAGE_PRIVILEGES);
