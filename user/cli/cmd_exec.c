@@ -516,8 +516,9 @@ static int exec_as_root(struct exec_cmd *r)
 
 	if (choose_quota(r))
 		return BPFBOX_EXIT_SETUP;
-	/* Before the live policy's, proxy's and resolver's threads: a start through the daemon holds more than the first 64. */
+	/* Reported once the log is open: the proxy sizes itself by this limit. */
 	nofile_err = nofile_raise(&nofile_em);
+	/* Before the live policy's, proxy's and resolver's threads: a start through the daemon holds more than the first 64. */
 	fd_table_reserve(256);
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;
