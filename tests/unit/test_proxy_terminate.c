@@ -34,6 +34,7 @@
 #include "cred/cred_subst.h"
 #include "proxy/proxy_http.h"
 #include "proxy/proxy.h"
+#include "tls/tls_bridge.h"
 #include "tls/tls_ca.h"
 #include "tls/tls_leaf.h"
 #include "tls/tls_upstream.h"
@@ -961,6 +962,60 @@ static void test_max_tunnels(void **state)
 	assert_true(refused);
 }
 
+/*
+ * maxTunnels bounds the bridge threads too, not only the connections the
+ * proxy holds: a bridge can outlive its connection (until idle or its peer
+ * is gone). Two bridges of this process that no connection holds (waiting
+ * for a ClientHello) fill a maxTunnels of 1; once they end, a tunnel is
+ * let in again.
+ */
+static void test_max_tunnels_counts_bridge_threads(void **state)
+{
+	struct fixture *f = *state;
+	struct tls_bridge_status *st[2] = { NULL, NULL };
+	int peer[2] = { -1, -1 }, plain[2] = { -1, -1 }, fd;
+	char answer[512];
+	bool let_in = false;
+
+	/* The bridges of earlier cases' connections end first. */
+	for (int i = 0; i < 500 && tls_bridge_live(); i++)
+		usleep(20000);
+	assert_int_equal(tls_bridge_live(), 0);
+	for (int i = 0; i < 2; i++) {
+		struct tls_bridge_spec spec = { .server = true, .handshake_ms = 10000, .idle_ms = 10000 };
+		SSL_CTX *ctx = NULL;
+		int sp[2];
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(tls_leaf_ctx(f->leaves, "up.test", &ctx), 0);
+		spec.ssl = SSL_new(ctx);
+		SSL_CTX_free(ctx);
+		spec.tls_fd = sp[0];
+		peer[i] = sp[1];
+		assert_int_equal(tls_bridge_start(&spec, &plain[i], &st[i]), 0);
+	}
+	assert_int_equal(tls_bridge_live(), 2);
+	fd = connect_to(f, "up.test", answer, sizeof(answer));
+	close(fd);
+	assert_non_null(strstr(answer, "HTTP/1.1 503 "));
+	assert_non_null(strstr(answer, "X-Proxy-Error: too-many-tunnels"));
+	/* Their peers go: the handshakes fail and the threads end. */
+	for (int i = 0; i < 2; i++) {
+		close(peer[i]);
+		close(plain[i]);
+		tls_bridge_put(st[i]);
+	}
+	for (int i = 0; i < 100 && !let_in; i++) {
+		fd = connect_to(f, "up.test", answer, sizeof(answer));
+		close(fd);
+		if (strstr(answer, " 200 "))
+			let_in = true;
+		else
+			usleep(20000);
+	}
+	assert_true(let_in);
+}
+
 /* A second request in the same TLS connection is neither forwarded nor answered as if decided. */
 static void test_pipelined_request_not_forwarded(void **state)
 {
@@ -1276,6 +1331,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_opaque_tunnel_refused, setup_opaque_refused, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_request_rules, setup_opaque_refused, teardown),
 		cmocka_unit_test_setup_teardown(test_max_tunnels, setup_one_tunnel, teardown),
+		cmocka_unit_test_setup_teardown(test_max_tunnels_counts_bridge_threads, setup_one_tunnel, teardown),
 		cmocka_unit_test_setup_teardown(test_client_that_never_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_request_not_forwarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_spellings, setup, teardown),

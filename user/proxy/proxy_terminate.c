@@ -19,6 +19,7 @@
 #include "proxy_terminate.h"
 #include "proxy_tls_wrap.h"
 #include "proxy_upstream.h"
+#include "tls/tls_bridge.h"
 
 #define XERR_OPAQUE "opaque-tunnel"
 #define XERR_TUNNELS "too-many-tunnels"
@@ -79,7 +80,8 @@ int proxy_terminate_tunnel(struct proxy_conn *c, const char *name)
 	}
 	/* The bounds in force now: a lowered maxTunnels refuses new tunnels, cuts none. */
 	proxy_tls_bounds(c->p, &max_tunnels, &handshake_ms);
-	if (c->p->ntunnels >= max_tunnels) {
+	/* Two bridges a tunnel (the client's and the upstream's), the threads of ended tunnels among them. */
+	if (c->p->ntunnels >= max_tunnels || tls_bridge_live() >= 2ULL * max_tunnels) {
 		refuse_tunnel(c, 503, "Service Unavailable", XERR_TUNNELS,
 			      "too many terminated TLS tunnels (tlsTerminate.maxTunnels)");
 		return -1;

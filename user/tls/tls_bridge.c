@@ -31,6 +31,9 @@
 #define RING (4 * BUF)
 #define STACK_SIZE (512 * 1024)
 
+/* Threads of this process's bridges still running, whatever their connection became: bounded by the proxy. */
+static atomic_uint live_bridges;
+
 struct bridge {
 	struct tls_bridge_status *st;
 	int tfd, pfd;
@@ -43,6 +46,8 @@ struct bridge {
 	size_t preface_len;
 	bool tcp_eof, tls_eof, plain_eof, plain_shut, tls_shut, tcp_shut;
 	bool plain_gone;			/* the proxy closed its end altogether */
+	bool tcp_hup;				/* the socket is closed both ways: nothing to wait for on it */
+	bool tcp_err;				/* the socket reported an error (a reset) */
 	unsigned char t2p[BUF];		/* plaintext from TLS on its way to pfd */
 	size_t t2p_off, t2p_len;
 	unsigned char p2t[BUF];		/* plaintext from pfd on its way into TLS */
@@ -169,11 +174,25 @@ static bool wait_io(struct bridge *b, bool relay, unsigned long long deadline)
 	 */
 	if (!relay || (!pf[1].events && out_pending(b)))
 		pf[1].fd = -1;
+	/*
+	 * The same for a socket closed both ways (POLLHUP whatever is asked):
+	 * what it still holds is read when OpenSSL has room (fill_in runs on
+	 * every pass), and a write to it fails.
+	 */
+	if (b->tcp_hup && !(pf[0].events & POLLOUT))
+		pf[0].fd = -1;
 	do
 		r = poll(pf, 2, (int)(deadline - now));
 	while (r < 0 && errno == EINTR);
 	if (r > 0 && relay && (pf[1].revents & (POLLHUP | POLLERR)))
 		b->plain_gone = true;
+	if (r > 0 && (pf[0].revents & POLLHUP))
+		b->tcp_hup = true;
+	/* A reset socket: nothing more can move on it, and poll would say so on every pass. */
+	if (r > 0 && (pf[0].revents & POLLERR)) {
+		b->tcp_err = true;
+		return true;
+	}
 	return r > 0;
 }
 
@@ -246,6 +265,10 @@ static int handshake(struct bridge *b)
 		}
 		if (!wait_io(b, false, deadline)) {
 			fail(b, "TLS handshake timed out");
+			return -1;
+		}
+		if (b->tcp_err) {
+			fail(b, "connection reset during the TLS handshake");
 			return -1;
 		}
 		if (fill_in(b)) {
@@ -373,13 +396,21 @@ static void relay(struct bridge *b)
 		/* A record was read: read again before waiting, what OpenSSL holds makes no poll event. */
 		if (got && b->t2p_off == b->t2p_len)
 			continue;
+		/*
+		 * Only what moved above puts the deadline off: a wake-up that moves
+		 * nothing (a byte of a record that never completes, a peer that
+		 * reads nothing) does not keep the thread alive.
+		 */
 		if (!wait_io(b, true, deadline)) {
 			/* The proxy sees only an end: the reason goes with it, not "closed". */
 			snprintf(b->st->error, sizeof(b->st->error), "TLS connection idle for %u ms", b->idle_ms);
 			atomic_store(&b->st->state, TLS_BRIDGE_FAILED);
 			return;
 		}
-		deadline = mono_ms() + b->idle_ms;
+		if (b->tcp_err) {
+			fail(b, b->server ? "the client's connection was reset" : "the upstream's connection was reset");
+			return;
+		}
 	}
 }
 
@@ -409,6 +440,7 @@ static void *bridge_main(void *arg)
 	ERR_clear_error();
 	bridge_free(b);
 	OPENSSL_thread_stop();
+	atomic_fetch_sub(&live_bridges, 1);
 	return NULL;
 }
 
@@ -489,9 +521,11 @@ int tls_bridge_start(const struct tls_bridge_spec *spec, int *plain_fd,
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, STACK_SIZE);
+	atomic_fetch_add(&live_bridges, 1);
 	err = -pthread_create(&t, &attr, bridge_main, b);
 	pthread_attr_destroy(&attr);
 	if (err) {
+		atomic_fetch_sub(&live_bridges, 1);
 		atomic_store(&b->st->refs, 1);	/* the caller never gets its reference */
 		close(sp[0]);
 		bridge_free(b);
@@ -500,4 +534,9 @@ int tls_bridge_start(const struct tls_bridge_spec *spec, int *plain_fd,
 	*status = st;
 	*plain_fd = sp[0];
 	return 0;
+}
+
+unsigned tls_bridge_live(void)
+{
+	return atomic_load(&live_bridges);
 }

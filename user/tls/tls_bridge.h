@@ -48,4 +48,11 @@ int tls_bridge_start(const struct tls_bridge_spec *spec, int *plain_fd,
 		     struct tls_bridge_status **status);
 void tls_bridge_put(struct tls_bridge_status *st);
 
+/*
+ * Bridge threads of this process still running. A thread can outlive its
+ * connection (it ends when idle or its peer is gone): the proxy bounds
+ * this, not only the connections it holds.
+ */
+unsigned tls_bridge_live(void);
+
 #endif
