@@ -793,12 +793,16 @@ static void test_deny_unusable(void **state)
 					       "x-amz-content-sha256:UNSIGNED-PAYLOAD", NULL };
 	static const char *const token[] = { SENT_AUTH("host;x-amz-date;x-amz-security-token",
 						       EMPTY_SHA), "X-Amz-Date:" SUITE_DATE, NULL };
+	/* A signature the real key would make for no particular destination. */
+	static const char *const no_host[] = { SENT_AUTH("x-amz-date", EMPTY_SHA), "X-Amz-Date:" SUITE_DATE, NULL };
 	struct cred_sigv4_pair pair = suite_pair;
 	struct cred_sigv4_plan plan;
 	struct req_fx fx;
 
 	plan_of(NULL, missing, NULL, &plan);
 	expect_denied(&plan, CRED_SIGV4_DENY_MISSING_HEADER, "signed header \"x-custom\" is missing");
+	plan_of(NULL, no_host, NULL, &plan);
+	expect_denied(&plan, CRED_SIGV4_DENY_HOST_UNSIGNED, "does not sign the host header");
 	plan_of(NULL, no_date, NULL, &plan);
 	expect_denied(&plan, CRED_SIGV4_DENY_NO_DATE, "no x-amz-date");
 	plan_of(NULL, two_dates, NULL, &plan);

@@ -874,6 +874,32 @@ static void test_sigv4_resigned(void **state)
 	assert_non_null(strstr(e.credentials, "AWS_ACCESS_KEY_ID"));
 }
 
+/*
+ * The secret key's sentinel in a re-signed request's header and body stays
+ * the sentinel: the real secret only signs (a PUT of it to a bucket the
+ * command can read would otherwise hand it over).
+ */
+static void test_sigv4_secret_never_put_in(void **state)
+{
+	struct fixture *f = *state;
+	static const char body[] = "leak=" SECRET_SENT;
+	char fmt[512], head[4096], out[2048], hash[CRED_SIGV4_HEX + 1];
+
+	cred_sigv4_sha256_hex(body, strlen(body), hash);
+	snprintf(fmt, sizeof(fmt), "PUT /bucket/obj HTTP/1.1\r\nHost: up.test:%%u\r\nx-amz-date: 20261204T120000Z\r\n"
+		 "x-amz-meta-leak: " SECRET_SENT "\r\nx-amz-content-sha256: %s\r\nContent-Length: %zu\r\n%%s\r\n\r\n",
+		 hash, strlen(body));
+	sign_as_client(fmt, f->up_port, body, head, sizeof(head));
+	terminated_request(f, "up.test", head, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK"));
+	assert_false(server_saw(f, SECRET_REAL));
+	assert_true(server_saw(f, "x-amz-meta-leak: " SECRET_SENT));
+	assert_true(server_saw(f, "leak=" SECRET_SENT));
+	/* Still re-signed with the real pair, over the body as sent. */
+	assert_true(server_saw(f, "Credential=" AKID_REAL "/"));
+	assert_int_equal(server_verifies(f, "PUT /bucket/obj", SECRET_REAL), 0);
+}
+
 /* A signed payload holding a sentinel: read whole, replaced, hashed again, signed with the real secret. */
 static void test_sigv4_signed_body(void **state)
 {
@@ -1322,6 +1348,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sigv4_resigned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigv4_streaming_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigv4_signed_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigv4_secret_never_put_in, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigv4_modes_follow_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_and_absolute_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_upstream_name_is_502, setup, teardown),

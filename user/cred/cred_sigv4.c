@@ -47,6 +47,8 @@ static int deny(struct cred_sigv4_plan *plan, enum cred_sigv4_reason reason)
 static bool signed_present(const struct cred_sigv4_request *req, const struct cred_sigv4_auth *auth,
 			   const struct cred_sigv4_pair *pair, struct cred_sigv4_plan *plan)
 {
+	bool host = false;
+
 	for (size_t s = 0; s < auth->nsigned; s++) {
 		struct cred_span name = auth->signed_hdr[s];
 		char lower[CRED_SIGV4_NAME_MAX];
@@ -55,14 +57,22 @@ static bool signed_present(const struct cred_sigv4_request *req, const struct cr
 			lower[i] = name.p[i] >= 'A' && name.p[i] <= 'Z' ?
 					   (char)(name.p[i] - 'A' + 'a') : name.p[i];
 		lower[name.n] = '\0';
+		host |= !strcmp(lower, "host");
 		if (!strcmp(lower, "host") || (pair->real_token.n && !strcmp(lower, TOKEN_FIELD)))
 			continue;
 		if (!cred_sigv4_find(req, lower, NULL)) {
 			memcpy(plan->missing, lower, name.n + 1);
+			plan->reason = CRED_SIGV4_DENY_MISSING_HEADER;
 			return false;
 		}
 	}
-	return true;
+	/*
+	 * SigV4 requires host among the signed headers; a signature the real
+	 * key made without it would be good for another endpoint of the service.
+	 */
+	if (!host)
+		plan->reason = CRED_SIGV4_DENY_HOST_UNSIGNED;
+	return host;
 }
 
 static int plan_resign(const struct cred_sigv4_request *req, const struct cred_sigv4_pair *pair,
@@ -82,7 +92,7 @@ static int plan_resign(const struct cred_sigv4_request *req, const struct cred_s
 	if (ncontent > 1)
 		return deny(plan, CRED_SIGV4_DENY_MALFORMED);
 	if (!signed_present(req, &auth, pair, plan))
-		return deny(plan, CRED_SIGV4_DENY_MISSING_HEADER);
+		return deny(plan, plan->reason);
 	memcpy(plan->auth, auth_value.p, auth_value.n);
 	plan->auth_len = auth_value.n;
 	memcpy(plan->amz_date, date.p, date.n);
@@ -236,6 +246,11 @@ size_t cred_sigv4_deny_message(const struct cred_sigv4_plan *plan, char *out, si
 	case CRED_SIGV4_DENY_MISSING_HEADER:
 		n = snprintf(out, cap, "%s but signed header \"%s\" is missing; the proxy cannot "
 			     "re-sign it.", lead, plan->missing);
+		break;
+	case CRED_SIGV4_DENY_HOST_UNSIGNED:
+		n = snprintf(out, cap, "%s but does not sign the host header (SigV4 requires it); a "
+			     "signature with the real key would not be bound to its destination, so the "
+			     "proxy does not re-sign it.", lead);
 		break;
 	case CRED_SIGV4_DENY_BODY_TOO_LARGE:
 		n = snprintf(out, cap, "%s and signs a literal body hash, so the proxy must buffer "

@@ -108,6 +108,7 @@ enum cred_sigv4_reason {
 	CRED_SIGV4_DENY_NO_DATE,	/* no x-amz-date, or more than one */
 	CRED_SIGV4_DENY_MISSING_HEADER,	/* a signed header is absent: plan.missing */
 	CRED_SIGV4_DENY_BODY_TOO_LARGE,	/* the caller's: the body exceeds CRED_SIGV4_MAX_BODY */
+	CRED_SIGV4_DENY_HOST_UNSIGNED,	/* SignedHeaders lacks host: a signature bound to no destination */
 };
 
 /* Self-contained (no pointer into the request): it may be kept while the body is read. */

@@ -222,6 +222,20 @@ int proxy_cred_begin(struct proxy_conn *c, const struct proxy_request *req, cons
 	}
 	if (plan_sigv4(c, r, req))
 		return -1;
+	/*
+	 * An AWS secret key only signs: no AWS API takes it in clear, so its
+	 * sentinel is never replaced in the request's bytes (a body or a header
+	 * sent to a bucket the command can read would hand it over).
+	 */
+	any = false;
+	for (size_t j = 0; j < pc->n_aws; j++)
+		r->select[pc->aws_secret[j]] = false;
+	for (size_t i = 0; i < pc->n_pairs; i++)
+		any |= r->select[i];
+	if (!any && !r->resign) {
+		proxy_cred_free(c);
+		return 0;
+	}
 	has_body = body->kind == PROXY_BODY_CHUNKED || (body->kind == PROXY_BODY_LENGTH && body->length);
 	if (!has_body)
 		return 0;
@@ -435,14 +449,15 @@ static int take(struct proxy_conn *c, struct proxy_cred_req *r)
 		too_large(c, r);
 		return -1;
 	}
-	if (r->hold && r->out.len > r->held) {
-		if (c->p->held_bytes + (r->out.len - r->held) > HELD_TOTAL_MAX) {
+	/* What is allocated counts, not what is used: the buffer grows by doubling. */
+	if (r->hold && r->out.cap > r->held) {
+		if (c->p->held_bytes + (r->out.cap - r->held) > HELD_TOTAL_MAX) {
 			proxy_reply_http(c, 503, "Service Unavailable", NULL, "Service Unavailable",
 					 "too many request bodies held for masked credentials at once (256 MiB)");
 			return -1;
 		}
-		c->p->held_bytes += r->out.len - r->held;
-		r->held = r->out.len;
+		c->p->held_bytes += r->out.cap - r->held;
+		r->held = r->out.cap;
 	}
 	return used || n ? 1 : 0;
 }
