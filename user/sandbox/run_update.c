@@ -20,6 +20,7 @@
 
 #include "bpfbox.h"
 #include "log/log_event.h"
+#include "policy/policy_fixed.h"
 #include "policy/policy_grants.h"
 #include "quota.h"
 #include "rule_resolve.h"
@@ -47,6 +48,7 @@ static const struct {
 static int check_fixed(struct sandbox_run *r, struct policy *next, struct errmsg *em)
 {
 	struct policy *cur = r->policy;
+	const char *field;
 	uint32_t before, after;
 
 	before = sandbox_run_flags(r);
@@ -69,6 +71,10 @@ static int check_fixed(struct sandbox_run *r, struct policy *next, struct errmsg
 	if (cur->tls.enabled != next->tls.enabled)
 		return errmsg_set(em, -EINVAL, "network.tlsTerminate cannot be turned on or off while the sandbox "
 				  "runs; restart it");
+	/* Taken at start by the cgroup, the proxy, the command's environment: a change could not take effect. */
+	field = policy_fixed_change(cur, next);
+	if (field)
+		return errmsg_set(em, -EINVAL, "%s cannot change while the sandbox runs; restart it", field);
 	/* As at start (run.c): without bpfbox's own proxy nothing can send a name to mitmProxy. */
 	if (!r->proxy_started && next->mitm.enabled)
 		return errmsg_set(em, -EINVAL, "network.mitmProxy needs bpfbox's own proxy, but httpProxyPort and "
