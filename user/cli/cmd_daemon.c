@@ -226,6 +226,8 @@ static int run_for_caller(void *ctx, const struct daemon_run *r)
 		.ceiling_file = o->config,
 		.ceiling_json = r->ceiling,
 		.ceiling_len = r->ceiling_len,
+		.ceiling_seq = r->ceiling_seq,
+		.ceiling_seq_now = r->ceiling_seq_now,
 		.cwd = r->cwd,
 		.admin_log_path = o->log_file,
 		.admin_log_fd = o->log_fd,

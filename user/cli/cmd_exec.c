@@ -506,6 +506,26 @@ static int start_live(struct exec_cmd *r)
 	return err;
 }
 
+/*
+ * A sandbox of the daemon's is registered, with its control socket open,
+ * before its command runs: a reload that walks the registry from now on
+ * reaches it. One that went by while it was set up did not, and the
+ * ceiling it was set up under may be wider than the one in force: its
+ * command is not run (the caller starts it again, under the new one).
+ */
+static int ceiling_still_in_force(struct exec_cmd *r)
+{
+	const struct exec_caller *c = r->caller;
+	struct errmsg em = { { 0 } };
+
+	if (!c || !c->ceiling_seq_now || atomic_load(c->ceiling_seq_now) == c->ceiling_seq)
+		return 0;
+	errmsg_set(&em, -ESTALE, "the administrator's policy %s was reloaded while this sandbox was being set up; "
+		   "run the command again to start it under the new one", c->ceiling_file);
+	sandbox_run_failed(&r->run, "policy", &em);
+	return -ESTALE;
+}
+
 /* The sandbox itself, run here: its exit status. */
 static int exec_as_root(struct exec_cmd *r)
 {
@@ -530,7 +550,8 @@ static int exec_as_root(struct exec_cmd *r)
 		sandbox_run_failed(&r->run, "descriptor limit", &nofile_em);
 		goto teardown;
 	}
-	if (!identify_and_load(r) && !start_live(r) && !sandbox_run_setup(&r->run, self_exe))
+	if (!identify_and_load(r) && !start_live(r) && !sandbox_run_setup(&r->run, self_exe) &&
+	    !ceiling_still_in_force(r))
 		status = sandbox_run_supervise(&r->run);
 teardown:
 	sandbox_run_teardown(&r->run);

@@ -10,6 +10,7 @@
 #ifndef BPFBOX_CLI_EXEC_CALLER_H
 #define BPFBOX_CLI_EXEC_CALLER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -29,6 +30,8 @@ struct exec_caller {
 	const char *ceiling_file; /* the administrator's policy, for messages */
 	const char *ceiling_json; /* its text as the daemon holds it (NULL: the built-in default) */
 	size_t ceiling_len;
+	unsigned ceiling_seq; /* its number, and the daemon's number now: they differ once a reload went by */
+	const _Atomic unsigned *ceiling_seq_now;
 	const char *cwd; /* the caller's working directory (the daemon entered it by descriptor) */
 	const char *admin_log_path; /* the administrator's log, or admin_log_fd */
 	int admin_log_fd;

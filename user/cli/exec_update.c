@@ -233,21 +233,32 @@ static int handle_ceiling(struct live_policy *lp, const struct run_control_reque
 	struct policy *admin = NULL, *next = NULL;
 	char *text = NULL, *old = lp->ceiling;
 	size_t old_len = lp->ceiling_len;
+	/* Empty: the administrator has no file, and the built-in default is the ceiling (as for a new sandbox). */
+	const char *now = q->ceiling_len ? q->ceiling : NULL;
 	int err;
 
 	if (!lp->caller)
 		return errmsg_set(em, -EPERM, "%s was not started through the daemon: its ceiling is its own",
 				  lp->run->id);
-	if (old && old_len == q->ceiling_len && !memcmp(old, q->ceiling, old_len)) {
+	if ((!old && !now) || (old && now && old_len == q->ceiling_len && !memcmp(old, now, old_len))) {
 		fprintf(msgs, "%s: the administrator's policy is unchanged\n", lp->run->id);
 		return 0;
 	}
-	err = load_admin(lp, q->ceiling, q->ceiling_len, msgs, &admin);
+	err = load_admin(lp, now, q->ceiling_len, msgs, &admin);
 	policy_free(admin);
-	if (err)
-		return errmsg_set(em, err, "the new administrator's policy does not load (see above); nothing changed");
-	lp->ceiling = strndup(q->ceiling, q->ceiling_len);
-	if (!lp->ceiling) {
+	if (err) {
+		/*
+		 * The daemon loaded it; for this sandbox's user it does not (a ~ with
+		 * no home, a path of theirs): the old, wider one must not stay.
+		 */
+		free(old);
+		lp->ceiling = NULL;
+		lp->ceiling_len = 0;
+		errmsg_set(em, err, "the new administrator's policy does not load for this sandbox (see above)");
+		goto stop;
+	}
+	lp->ceiling = now ? strndup(now, q->ceiling_len) : NULL;
+	if (now && !lp->ceiling) {
 		lp->ceiling = old;
 		return errmsg_set(em, -ENOMEM, "out of memory");
 	}
@@ -264,7 +275,8 @@ static int handle_ceiling(struct live_policy *lp, const struct run_control_reque
 		free(old);
 		if (lp->doc_is_ceiling) {
 			cJSON_Delete(lp->ctl.doc);
-			lp->ctl.doc = cJSON_ParseWithLength(lp->ceiling, lp->ceiling_len);
+			lp->ctl.doc = lp->ceiling ? cJSON_ParseWithLength(lp->ceiling, lp->ceiling_len)
+						  : cJSON_CreateObject();
 		}
 		fprintf(msgs, "%s: narrowed to the administrator's new policy (generation %u)\n", lp->run->id,
 			(unsigned)lp->run->gen);
@@ -274,6 +286,7 @@ static int handle_ceiling(struct live_policy *lp, const struct run_control_reque
 	free(old);
 	if (!em->text[0])
 		errmsg_set(em, err, "the policy under the new ceiling does not load");
+stop:
 	log_msg(lp->run->log, LOG_WARN, "sandbox-stopped-by-ceiling",
 		"the administrator's new policy cannot be applied to the running sandbox (%s); it is stopped",
 		em->text);

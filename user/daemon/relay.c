@@ -161,8 +161,9 @@ static int reload_one(void *ctx, const struct registry_entry *e)
 {
 	struct reload_walk *w = ctx;
 	struct daemon *d = w->d;
-	struct run_control_request q = { .op = RUN_CONTROL_CEILING, .ceiling = d->ceiling ? d->ceiling : "{}",
-					  .ceiling_len = d->ceiling ? d->ceiling_len : 2 };
+	/* No file: empty, which a sandbox reads as the built-in default, as a new sandbox gets it. */
+	struct run_control_request q = { .op = RUN_CONTROL_CEILING, .ceiling = d->ceiling ? d->ceiling : "",
+					  .ceiling_len = d->ceiling ? d->ceiling_len : 0 };
 	struct errmsg em = { { 0 } };
 	char *message = NULL;
 	bool ours = false;
@@ -170,6 +171,8 @@ static int reload_one(void *ctx, const struct registry_entry *e)
 
 	for (size_t i = 0; i < d->n_workers && !ours; i++)
 		ours = d->workers[i].pid == e->supervisor;
+	/* Or a sandbox under the same file whose daemon died (SIGKILL): it must not keep an older one. */
+	ours = ours || (d->o->config && e->ceiling[0] && !strcmp(e->ceiling, d->o->config) && registry_alive(e));
 	if (!ours)
 		return 0;
 	err = run_control_call(e->id, &q, &message, &em);
@@ -177,6 +180,20 @@ static int reload_one(void *ctx, const struct registry_entry *e)
 	w->failed += err != 0;
 	log_msg(d->log, err ? LOG_WARN : LOG_INFO, "ceiling-reload-sandbox", "%s (uid %u): %s", e->id,
 		(unsigned)e->uid, message && *message ? message : em.text);
+	/*
+	 * No answer (a supervisor busy or stalled by its own update, a full
+	 * backlog): it would go on under the old ceiling. Fail closed.
+	 */
+	if (err && err != -ENOENT && err != -EPERM && registry_alive(e)) {
+		struct errmsg why = { { 0 } };
+
+		if (sandbox_stop_for(e->id, true, 0, &why))
+			log_msg(d->log, LOG_ERROR, "ceiling-reload-sandbox", "%s (uid %u): not told the new policy and "
+				"could not be stopped: %s", e->id, (unsigned)e->uid, why.text);
+		else
+			log_msg(d->log, LOG_WARN, "ceiling-reload-sandbox", "%s (uid %u): stopped: it did not take the "
+				"administrator's new policy", e->id, (unsigned)e->uid);
+	}
 	free(message);
 	return 0;
 }
@@ -213,25 +230,61 @@ void daemon_ceiling_reload(struct daemon *d)
 			d->o->config, strerror(-err));
 		return;
 	}
-	/* logrotate's SIGHUP too: an unchanged policy bothers no sandbox. */
+	/* logrotate's SIGHUP too: an unchanged policy bothers no sandbox, unless they were never told it. */
 	if (len == d->ceiling_len && (!text) == (!d->ceiling) && (!text || !memcmp(text, d->ceiling, len))) {
 		free(text);
-		return;
+		if (!d->reload_owed)
+			return;
+	} else {
+		if (ceiling_check(d, text, len)) {
+			free(text);
+			return;
+		}
+		free(d->ceiling);
+		d->ceiling = text;
+		d->ceiling_len = len;
+		/*
+		 * Before the walk starts: a worker that registers after the walk
+		 * read the registry sees the new number and does not run its command.
+		 */
+		d->ceiling_seq++;
+		atomic_store(d->ceiling_seq_now, d->ceiling_seq);
 	}
-	if (ceiling_check(d, text, len)) {
-		free(text);
-		return;
-	}
-	free(d->ceiling);
-	d->ceiling = text;
-	d->ceiling_len = len;
 	pid = relay_fork(d, 0, -1);
 	if (pid == 0)
 		reload_all(d);
+	d->reload_owed = pid < 0;
 	if (pid < 0)
 		log_msg(d->log, LOG_ERROR, "ceiling-reload-refused",
 			"the administrator's policy %s is loaded for new sandboxes, but running ones could not be told "
 			"(%s); send SIGHUP again", d->o->config, strerror((int)-pid));
 	else
+		d->reload_pid = pid;
+}
+
+static int count_orphan(void *ctx, const struct registry_entry *e)
+{
+	struct reload_walk *w = ctx;
+
+	if (w->d->o->config && e->ceiling[0] && !strcmp(e->ceiling, w->d->o->config) && registry_alive(e))
+		w->sent++;
+	return 0;
+}
+
+void daemon_ceiling_push_orphans(struct daemon *d)
+{
+	struct reload_walk w = { .d = d };
+	pid_t pid;
+
+	registry_each(count_orphan, &w);
+	if (!w.sent)
+		return;
+	log_msg(d->log, LOG_INFO, "ceiling-reload", "%zu sandbox(es) of an earlier daemon under %s still run: "
+		"telling them the policy read now", w.sent, d->o->config);
+	pid = relay_fork(d, 0, -1);
+	if (pid == 0)
+		reload_all(d);
+	d->reload_owed = pid < 0;
+	if (pid > 0)
 		d->reload_pid = pid;
 }

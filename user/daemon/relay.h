@@ -26,5 +26,7 @@ bool daemon_relay_reaped(struct daemon *d, pid_t pid);
  * running sandbox of the daemon's by a child, which logs what each did.
  */
 void daemon_ceiling_reload(struct daemon *d);
+/* At start: the sandboxes an earlier daemon left under the same file are told the policy read now. */
+void daemon_ceiling_push_orphans(struct daemon *d);
 
 #endif

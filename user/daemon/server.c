@@ -109,7 +109,8 @@ static __attribute__((noreturn)) void worker_main(struct daemon *d, int conn, co
 						  const struct wire_exec *x, const int *fds)
 {
 	struct daemon_run run = { .conn = conn, .peer = p, .exec = x, .fds = fds, .ceiling = d->ceiling,
-				  .ceiling_len = d->ceiling_len };
+				  .ceiling_len = d->ceiling_len, .ceiling_seq = d->ceiling_seq,
+				  .ceiling_seq_now = d->ceiling_seq_now };
 	char cwd[PATH_MAX];
 	sigset_t none;
 	int status;
@@ -485,6 +486,7 @@ int daemon_serve(const struct daemon_config *cfg, const struct daemon_handlers *
 		err = daemon_setup_loop(d, em);
 	if (err)
 		goto cleanup;
+	daemon_ceiling_push_orphans(d);
 	err = loop(d);
 	refusals_flush(&d->refusals, time(NULL), true, report_refusals, d);
 	log_msg(d->log, LOG_INFO, "daemon-exit", "daemon stopped");

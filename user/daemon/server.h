@@ -11,6 +11,7 @@
 #ifndef BPFBOX_DAEMON_SERVER_H
 #define BPFBOX_DAEMON_SERVER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -43,6 +44,8 @@ struct daemon_run {
 	const char *cwd; /* the working directory the worker entered, as the kernel names it */
 	const char *ceiling; /* the administrator's policy in force, as the daemon read it (NULL: built-in default) */
 	size_t ceiling_len;
+	unsigned ceiling_seq; /* its number */
+	const _Atomic unsigned *ceiling_seq_now; /* the number of the daemon's ceiling now (shared memory) */
 };
 
 struct daemon_handlers {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -195,6 +196,15 @@ int daemon_ceiling_read(const char *path, char **text, size_t *len)
 int daemon_ceiling_load(struct daemon *d, struct errmsg *em)
 {
 	int err = daemon_ceiling_read(d->o->config, &d->ceiling, &d->ceiling_len);
+	void *seq;
 
-	return err ? errmsg_set(em, err, "reading the administrator's policy %s", d->o->config) : 0;
+	if (err)
+		return errmsg_set(em, err, "reading the administrator's policy %s", d->o->config);
+	/* Shared with every worker forked later: the number of the ceiling in force now. */
+	seq = mmap(NULL, sizeof(*d->ceiling_seq_now), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (seq == MAP_FAILED)
+		return errmsg_set(em, -errno, "mapping the ceiling's number for the workers");
+	d->ceiling_seq_now = seq;
+	atomic_init(d->ceiling_seq_now, d->ceiling_seq);
+	return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef BPFBOX_DAEMON_SERVER_STATE_H
 #define BPFBOX_DAEMON_SERVER_STATE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -57,6 +58,15 @@ struct daemon {
 	bool reload_again; /* a SIGHUP came during it */
 	char *ceiling; /* the administrator's policy in force for new sandboxes (NULL: built-in default) */
 	size_t ceiling_len;
+	/*
+	 * Which ceiling that is, counted from 0 at start: a worker keeps the
+	 * number it was forked with; ceiling_seq_now is the daemon's current
+	 * one in memory the workers share, so a sandbox still being set up
+	 * when a reload went by learns it missed it (relay.c).
+	 */
+	unsigned ceiling_seq;
+	_Atomic unsigned *ceiling_seq_now;
+	bool reload_owed; /* the running sandboxes were not told the ceiling in force: the next SIGHUP tells them */
 	struct refusals refusals; /* what of them reaches the log */
 	struct read_budget budget; /* how fast each uid's requests are read */
 	struct passwd_cache passwd; /* who has an entry, and its name */

@@ -108,7 +108,7 @@ int registry_secure(bool entries)
 
 int registry_write(const struct registry_entry *e)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8], policy[PATH_MAX], command[1024];
+	char path[PATH_MAX], tmp[PATH_MAX + 8], policy[PATH_MAX], ceiling[PATH_MAX], command[1024];
 	FILE *f;
 	int fd, err;
 
@@ -142,10 +142,11 @@ int registry_write(const struct registry_entry *e)
 	 */
 	fprintf(f, "id=%s\nsupervisor=%d\nsupervisor_start=%llu\nchild=%d\ncgroup_id=%" PRIu64
 		   "\ncgroup=%s\ntmpdir=%s\ntmpdir_dev=%" PRIu64 "\ntmpdir_ino=%" PRIu64
-		   "\npolicy=%s\nstarted=%lld\nuid=%u\ngid=%u\ncommand=%s\n",
+		   "\npolicy=%s\nstarted=%lld\nuid=%u\ngid=%u\nceiling=%s\ncommand=%s\n",
 		e->id, e->supervisor, e->supervisor_start, e->child, e->cgroup_id, e->cgroup, e->tmpdir,
 		e->tmpdir_dev, e->tmpdir_ino, one_line(e->policy, policy, sizeof(policy)), e->started,
-		(unsigned)e->uid, (unsigned)e->gid, one_line(e->command, command, sizeof(command)));
+		(unsigned)e->uid, (unsigned)e->gid, one_line(e->ceiling, ceiling, sizeof(ceiling)),
+		one_line(e->command, command, sizeof(command)));
 	if (fclose(f) || rename(tmp, path)) {
 		unlink(tmp);
 		return -EIO;
@@ -202,6 +203,8 @@ int registry_read(const char *id, struct registry_entry *e)
 			e->uid = (uid_t)strtoul(v, NULL, 10);
 		else if (!strcmp(line, "gid"))
 			e->gid = (gid_t)strtoul(v, NULL, 10);
+		else if (!strcmp(line, "ceiling"))
+			copy_field(e->ceiling, sizeof(e->ceiling), v);
 		else if (!strcmp(line, "command"))
 			copy_field(e->command, sizeof(e->command), v);
 	}

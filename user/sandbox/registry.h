@@ -30,6 +30,7 @@ struct registry_entry {
 	char policy[PATH_MAX];
 	char command[1024];
 	long long started; /* unix seconds */
+	char ceiling[PATH_MAX]; /* a daemon's sandbox: the administrator's policy file over it ("" otherwise) */
 	uid_t uid; /* who the command runs as: its owner for ps and stop through the daemon */
 	gid_t gid; /* and its group: gc removes the TMPDIR with both */
 };

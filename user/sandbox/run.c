@@ -171,6 +171,9 @@ static int register_sandbox(struct sandbox_run *r)
 	e.tmpdir_ino = r->tmpdir_id.ino;
 	snprintf(e.policy, sizeof(e.policy), "%s", r->policy->file ? r->policy->file : "(default)");
 	snprintf(e.command, sizeof(e.command), "%s", r->command_line);
+	/* A daemon's sandbox: the reload of that file (a restarted daemon's too) finds it by this. */
+	if (r->req.for_caller && r->policy->has_ceiling && r->policy->ceiling_file)
+		snprintf(e.ceiling, sizeof(e.ceiling), "%s", r->policy->ceiling_file);
 	e.started = (long long)time(NULL);
 	e.child = r->launched ? r->launch.pid : 0;
 	e.uid = r->ident.switch_user ? r->ident.uid : 0;

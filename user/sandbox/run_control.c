@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -198,6 +199,12 @@ int run_control_call(const char *id, const struct run_control_request *q, char *
 	if (!req)
 		return errmsg_set(em, -ENOMEM, "out of memory");
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* A full backlog (a supervisor that accepts nothing) makes connect wait: at most this long. */
+	if (fd >= 0) {
+		struct timeval tv = { .tv_sec = RUN_CONTROL_READ_MS / 1000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		err = errno == ENOENT || errno == ECONNREFUSED
 			      ? errmsg_set(em, -ENOENT, "%s: no such running sandbox (see bpfbox ps)", id)
