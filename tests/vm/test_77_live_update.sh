@@ -12,6 +12,11 @@
 #      is narrowed to it; an invalid policy is refused loudly and the one before stays (for
 #      running and new sandboxes); a ceiling the running sandbox cannot take (a field fixed
 #      while it runs) stops that sandbox.
+#   g. reloads fail closed: a ceiling that changes a field taken at start (requireHostMatch)
+#      stops the sandbox; the administrator's file removed makes the built-in default the
+#      running sandbox's ceiling; a daemon killed and restarted over a narrower file narrows the
+#      sandbox its predecessor left; a sandbox still being set up when a reload went by does not
+#      run its command (125, saying why).
 # The subject is user space switching the kernel's rules (test_76 has the switch itself on
 # both kernels): the file is shared out (tests/vm/lib.sh t_share, docs/vm.md).
 # shellcheck source=tests/vm/lib.sh
@@ -173,6 +178,11 @@ jq '.network.allowAllUnixSockets = true' "$S/d-deny.json" >"$S/d-fixed.json"
 t_exec "$BPFBOX" update "$ID" --policy "$S/d-fixed.json"
 assert_eq 1 "$T_RC" "d: a field that cannot change live: refused (exit 1)"
 assert_contains "$T_OUT" 'allowAllUnixSockets cannot change while the sandbox runs' "d: the message names the field"
+# A field the sandbox took at start (its cgroup's limit): refused, not reported as applied.
+jq '.bpfbox.limits.memory = "512M"' "$S/d-deny.json" >"$S/d-limit.json"
+t_exec "$BPFBOX" update "$ID" --policy "$S/d-limit.json"
+assert_eq 1 "$T_RC" "d: a new memory limit: refused (exit 1)"
+assert_contains "$T_OUT" 'bpfbox.limits cannot change while the sandbox runs' "d: the message names bpfbox.limits"
 t_exec "$BPFBOX" update "$ID" --allow-domain 'bad name!'
 assert_eq 1 "$T_RC" "d: a bad domain name: refused"
 assert_contains "$T_OUT" 'bad name!' "d: the message names it"
@@ -320,6 +330,94 @@ assert_ev "$ALOG" "f: the administrator's log says why it was stopped" \
 	'.event.action == "sandbox-stopped-by-ceiling" and (.message | contains("allowLocalBinding"))'
 t_exec as carol77 "$BPFBOX" exec --policy "$CP" --log-file /dev/null -- /bin/true
 assert_eq 0 "$T_RC" "f: carol can start again (her allowLocalBinding cut at start, as any grant)"
+
+# ------------------------------------------------------------------------------------------
+# g. reloads that must not leave a sandbox on the policy before (each fails closed)
+# ------------------------------------------------------------------------------------------
+# start_g MARK: carol's sandbox reading one and two every 0.2 s into $T_TMP/MARK.out; GBOX, GID, GOUT.
+start_g() {
+	GOUT=$T_TMP/$1.out
+	touch "$GOUT" && chmod 0666 "$GOUT"
+	as carol77 "$BPFBOX" exec --policy "$CP" --log-file /dev/null -- python3 "$CHECK" 0.2 "$S/stop-$1" \
+		"r:$SRV/pub/one" "r:$SRV/pub/two" >"$GOUT" 2>"$T_TMP/$1.err" </dev/null &
+	GBOX=$!
+	BOX_PIDS+=("$GBOX")
+	wait_until 60 find_box "$S/stop-$1"
+	GID=$FOUND_ID
+}
+reloaded() { jq -e -s --arg id "$1" --arg m "$2" 'any(.[]; .event.action == "ceiling-reload-sandbox" and (.message | contains($id)) and (.message | contains($m)))' "$ALOG" >/dev/null 2>&1; }
+
+# hup_and_wait: SIGHUP for a changed file, and the reload's walk done (a start during it would be refused).
+hup_and_wait() {
+	local n
+	n=$(jq -s '[.[] | select(.event.action == "ceiling-reloaded")] | length' "$ALOG")
+	kill -HUP "$DPID"
+	wait_until 30 test "$(jq -s '[.[] | select(.event.action == "ceiling-reloaded")] | length' "$ALOG")" -gt "$n"
+}
+
+# g1. A field the sandbox took at start (the proxy's request rules): it is stopped, not told "narrowed".
+cp "$ADMIN" "$S/admin/f-end.json"
+start_g g1
+assert_reads "g1: carol's sandbox runs (two refused by the administrator)" "$GOUT" "$SRV/pub/two" "$REFUSED"
+jq '.network.requireHostMatch = true' "$ADMIN" >"$S/admin/g1.json" && cp "$S/admin/g1.json" "$ADMIN"
+kill -HUP "$DPID"
+wait_exit "$GBOX"
+assert_fails "g1: requireHostMatch made by a reload stops the sandbox" test "$BOX_RC" -eq 0
+assert_ev "$ALOG" "g1: the log names the field" \
+	".event.action == \"sandbox-stopped-by-ceiling\" and (.message | contains(\"requireHostMatch\"))"
+cp "$S/admin/f-end.json" "$ADMIN"
+assert_succeeds "g1: the file before is read again" hup_and_wait
+
+# g2. The administrator's file removed: the running sandbox takes the built-in default, as a new one would.
+start_g g2
+assert_reads "g2: two refused under the administrator's file" "$GOUT" "$SRV/pub/two" "$REFUSED"
+mv "$ADMIN" "$S/admin/g2-saved.json"
+kill -HUP "$DPID"
+assert_reads "g2: with the file gone the default is the ceiling: two is read" "$GOUT" "$SRV/pub/two" '^ok$'
+assert_succeeds "g2: the log says the sandbox took it" wait_until 20 reloaded "$GID" narrowed
+mv "$S/admin/g2-saved.json" "$ADMIN"
+kill -HUP "$DPID"
+assert_reads "g2: the file back, two is refused again" "$GOUT" "$SRV/pub/two" "$REFUSED"
+
+# g3. The daemon killed (SIGKILL) while g2's sandbox runs; a narrower file; a new daemon tells the sandbox.
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+rm -f "$SOCK"
+jq ".filesystem.denyRead += [\"$SRV/pub/one\"]" "$ADMIN" >"$S/admin/g3.json" && cp "$S/admin/g3.json" "$ADMIN"
+"$BPFBOX" daemon --socket "$SOCK" --config "$ADMIN" --log-file "$ALOG" >>"$S/daemon.out" 2>&1 &
+DPID=$!
+wait_until 20 test -S "$SOCK"
+assert_reads "g3: the restarted daemon narrowed the sandbox its predecessor left: one is refused" \
+	"$GOUT" "$SRV/pub/one" "$REFUSED"
+touch "$S/stop-g2"
+wait_exit "$GBOX"
+assert_eq 0 "$BOX_RC" "g3: the sandbox then ends normally"
+
+# g4. A reload while a sandbox is still being set up (carol's policy slow to load: wildcards over a
+# large directory of hers): that sandbox does not run its command under the policy before.
+as carol77 python3 -c "
+import os
+d = os.path.expanduser('~/big77')
+os.makedirs(d, exist_ok=True)
+for i in range(20000):
+    open(os.path.join(d, 'f%05d' % i), 'w').close()"
+jq '.filesystem.denyRead = [range(0; 60) | "~/big77/*.none\(.)"]' "$CP" >"$S/slow.json"
+chmod 0644 "$S/slow.json"
+t0=$SECONDS
+t_exec as carol77 "$BPFBOX" exec --policy "$S/slow.json" --log-file /dev/null -- echo SLOW-RAN
+echo "# g4: a start with the slow policy took $((SECONDS - t0)) s"
+assert_contains "$T_OUT" '^SLOW-RAN$' "g4: the slow policy starts when nothing changes"
+as carol77 "$BPFBOX" exec --policy "$S/slow.json" --log-file /dev/null -- echo SLOW-RAN >"$T_TMP/g4.out" 2>&1 &
+G4=$!
+sleep 1
+jq ".filesystem.denyRead += [\"$SRV/pub/g4\"]" "$ADMIN" >"$S/admin/g4.json" && cp "$S/admin/g4.json" "$ADMIN"
+kill -HUP "$DPID"
+wait "$G4"
+assert_eq 125 "$?" "g4: the sandbox set up across the reload exits 125"
+assert_contains "$T_TMP/g4.out" 'was reloaded while this sandbox was being set up' "g4: saying why"
+assert_not_contains "$T_TMP/g4.out" '^SLOW-RAN$' "g4: its command did not run"
+t_exec as carol77 "$BPFBOX" exec --log-file /dev/null -- echo AFTER
+assert_contains "$T_OUT" '^AFTER$' "g4: the next start runs"
 
 kill -TERM "$DPID"
 wait "$DPID" 2>/dev/null
