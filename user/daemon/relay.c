@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/diag.h"
@@ -151,33 +152,30 @@ static int ceiling_check(struct daemon *d, const char *text, size_t len)
 	return err;
 }
 
+/*
+ * Sandboxes told at once. Each is told by a process of its own: one that
+ * takes long to answer (its own update in progress, a stalled supervisor)
+ * delays only itself, not every sandbox after it in the walk; another
+ * user's sandbox is narrowed at once.
+ */
+#define RELOAD_AT_ONCE 64
+
 struct reload_walk {
 	struct daemon *d;
-	size_t sent, failed;
+	size_t sent, failed, running;
 };
 
-/* One sandbox of the daemon's: the new ceiling sent, what it said logged. */
-static int reload_one(void *ctx, const struct registry_entry *e)
+/* One sandbox of the daemon's: the new ceiling sent, what it said logged; 0 when it took it. */
+static int tell_one(struct daemon *d, const struct registry_entry *e)
 {
-	struct reload_walk *w = ctx;
-	struct daemon *d = w->d;
 	/* No file: empty, which a sandbox reads as the built-in default, as a new sandbox gets it. */
 	struct run_control_request q = { .op = RUN_CONTROL_CEILING, .ceiling = d->ceiling ? d->ceiling : "",
 					  .ceiling_len = d->ceiling ? d->ceiling_len : 0 };
 	struct errmsg em = { { 0 } };
 	char *message = NULL;
-	bool ours = false;
 	int err;
 
-	for (size_t i = 0; i < d->n_workers && !ours; i++)
-		ours = d->workers[i].pid == e->supervisor;
-	/* Or a sandbox under the same file whose daemon died (SIGKILL): it must not keep an older one. */
-	ours = ours || (d->o->config && e->ceiling[0] && !strcmp(e->ceiling, d->o->config) && registry_alive(e));
-	if (!ours)
-		return 0;
 	err = run_control_call(e->id, &q, &message, &em);
-	w->sent++;
-	w->failed += err != 0;
 	log_msg(d->log, err ? LOG_WARN : LOG_INFO, "ceiling-reload-sandbox", "%s (uid %u): %s", e->id,
 		(unsigned)e->uid, message && *message ? message : em.text);
 	/*
@@ -195,15 +193,61 @@ static int reload_one(void *ctx, const struct registry_entry *e)
 				"administrator's new policy", e->id, (unsigned)e->uid);
 	}
 	free(message);
+	return err;
+}
+
+/* Waits for one teller: false when none is left. */
+static bool reload_collect_one(struct reload_walk *w)
+{
+	int status;
+	pid_t pid;
+
+	do
+		pid = waitpid(-1, &status, 0);
+	while (pid < 0 && errno == EINTR);
+	if (pid < 0)
+		return false;
+	w->running--;
+	w->failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	return true;
+}
+
+static int reload_one(void *ctx, const struct registry_entry *e)
+{
+	struct reload_walk *w = ctx;
+	struct daemon *d = w->d;
+	bool ours = false;
+	pid_t pid;
+
+	for (size_t i = 0; i < d->n_workers && !ours; i++)
+		ours = d->workers[i].pid == e->supervisor;
+	/* Or a sandbox under the same file whose daemon died (SIGKILL): it must not keep an older one. */
+	ours = ours || (d->o->config && e->ceiling[0] && !strcmp(e->ceiling, d->o->config) && registry_alive(e));
+	if (!ours)
+		return 0;
+	while (w->running >= RELOAD_AT_ONCE && reload_collect_one(w))
+		;
+	w->sent++;
+	pid = fork();
+	if (pid == 0)
+		_exit(tell_one(d, e) ? 1 : 0);
+	if (pid > 0) {
+		w->running++;
+		return 0;
+	}
+	/* No process for it: told from here, the walk waits. */
+	w->failed += tell_one(d, e) != 0;
 	return 0;
 }
 
-/* In the reload child: every running sandbox of the daemon's, one after the other. */
+/* In the reload child: every running sandbox of the daemon's, told at once. */
 static __attribute__((noreturn)) void reload_all(struct daemon *d)
 {
 	struct reload_walk w = { .d = d };
 
 	registry_each(reload_one, &w);
+	while (w.running && reload_collect_one(&w))
+		;
 	log_msg(d->log, w.failed ? LOG_WARN : LOG_INFO, "ceiling-reloaded",
 		"the administrator's policy %s reloaded: %zu running sandbox(es) told, %zu could not be narrowed "
 		"and were stopped or did not answer", d->o->config, w.sent, w.failed);
