@@ -152,6 +152,16 @@ has_line "the exit event counts it as ignored" \
 	'.event.action == "sandbox-exit" and (.bpfbox.sandbox.command_line | contains("ignored-marker")) and
 	 .bpfbox.counts.ignored == 1 and .bpfbox.counts.denied == 1'
 
+# Every rule counts, the 65th of 65 too (they were once cut at 64).
+jq '.ignoreViolations = ([range(0; 64) | {key: "cmd-\(.)", value: ["x"]}] | from_entries) + {"*": ["late-marker"]}' \
+	"$P" >"$T_TMP/ignore65.json"
+assert_fails "the 65th rule: its refusal is still enforced" \
+	"$BPFBOX" exec --policy "$T_TMP/ignore65.json" --log-file "$LOG" -- sh -c "echo x > '$T_TMP/ro/late-marker'"
+has_line "the 65th rule: the refusal is counted as ignored, not reported" \
+	'.event.action == "sandbox-exit" and (.bpfbox.sandbox.command_line | contains("late-marker")) and
+	 .bpfbox.counts.ignored == 1'
+no_line "the 65th rule: no line reports it" '(.message | contains("late-marker")) and .event.action != "sandbox-start" and .event.action != "sandbox-exit"'
+
 # --- audit mode: nothing refused, everything logged
 for how in policy flag; do
 	A=$T_TMP/audit-$how.json

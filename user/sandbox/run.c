@@ -433,19 +433,25 @@ static int setup_enforce(struct sandbox_run *r)
 	return 0;
 }
 
-/* The policy's ignore rules: lines the log drops for a command. */
+/* The policy's ignore rules, every one of them: lines the log drops for a command. */
 static void set_log_ignore(struct sandbox_run *r)
 {
-	struct log_ignore_rule rules[64];
-	size_t k = r->policy->n_ignore < 64 ? r->policy->n_ignore : 64;
+	size_t n = r->policy->n_ignore;
+	struct log_ignore_rule *rules;
 
-	if (!r->policy->n_ignore)
+	if (!n)
 		return;
-	for (size_t i = 0; i < k; i++)
+	rules = calloc(n, sizeof(*rules));
+	if (!rules) {
+		log_msg(r->log, LOG_ERROR, "error", "out of memory setting ignoreViolations: every refusal is reported");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
 		rules[i] = (struct log_ignore_rule){ r->policy->ignore[i].command,
 						     (const char *const *)r->policy->ignore[i].lines,
 						     r->policy->ignore[i].n_lines };
-	log_set_ignore(r->log, rules, k);
+	log_set_ignore(r->log, rules, n);
+	free(rules);
 }
 
 /*
