@@ -86,6 +86,18 @@ assert_contains "$T_OUT" '^Uid:[[:space:]]+0[[:space:]]+0' "no sudo, no --user: 
 assert_contains "$T_OUT" '^CapEff:[[:space:]]+0+$' "no sudo, no --user: no capability"
 assert_ev '.event.action == "sandbox-start" and .user.id == "0" and (.message | test("uid 0 without capabilities: no sudo user and no --user"))' \
 	"the start event says the command runs as uid 0 without capabilities"
+assert_ev '.event.action == "sandbox-start" and .user.id == "0" and .user.name == "root"' \
+	"the start event names uid 0 (user.name root)"
+# uid 0's name is read from /etc/passwd, not assumed: renamed there (the guest's file, for one run), the
+# start event says so.
+fresh
+cp /etc/passwd "$T_TMP/passwd.keep"
+sed -i 's/^root:/toor58:/' /etc/passwd
+as_root -- /bin/true
+cp "$T_TMP/passwd.keep" /etc/passwd
+assert_ev '.event.action == "sandbox-start" and .user.id == "0" and .user.name == "toor58"' \
+	"uid 0 renamed in /etc/passwd: the start event names it toor58"
+assert_eq root "$(getent passwd 0 | cut -d: -f1)" "the guest's /etc/passwd is back as it was"
 assert_succeeds "--help" "$BPFBOX" exec --help
 assert_contains "$T_OUT" "otherwise uid 0, always without capabilities" "--help says who the command runs as"
 assert_contains "$T_OUT" "--user NAME\|UID\[:GROUP\]" "--help documents --user"

@@ -149,10 +149,32 @@ static int from_sudo(const char *sudo_uid, char *const *env, struct identity *id
 	return take_passwd(pw, gid, id, em);
 }
 
+/*
+ * uid 0's name, read from /etc/passwd itself: the name service's first call
+ * (its configuration, its modules) cost a root start more than all the rest
+ * of its identity, and uid 0 is a local account by convention. "root" when
+ * the file has no such entry, as the name service's miss was.
+ */
+static char *root_name(void)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	const struct passwd *pw;
+
+	while (f && (pw = fgetpwent(f)))
+		if (pw->pw_uid == 0) {
+			char *name = strdup(pw->pw_name);
+
+			fclose(f);
+			return name;
+		}
+	if (f)
+		fclose(f);
+	return strdup("root");
+}
+
 int identity_resolve(const char *user_opt, char *const *env, struct identity *id, struct errmsg *em)
 {
 	const char *sudo_uid = env_value(env, "SUDO_UID");
-	struct passwd *pw;
 	int err;
 
 	memset(id, 0, sizeof(*id));
@@ -162,8 +184,7 @@ int identity_resolve(const char *user_opt, char *const *env, struct identity *id
 		err = from_sudo(sudo_uid, env, id, em);
 	else {
 		id->source = IDENTITY_ROOT;
-		pw = getpwuid(0);
-		id->name = strdup(pw ? pw->pw_name : "root");
+		id->name = root_name();
 		err = id->name ? 0 : errmsg_set(em, -ENOMEM, "copying the user name");
 	}
 	if (err)
