@@ -21,6 +21,7 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf \
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+DIGESTS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.digest.h,$(BPF_SRCS))
 # user/ is one folder per subsystem (docs/architecture.md); headers sit beside their sources.
 USER_SRCS := $(wildcard user/*/*.c)
 USER_HDRS := $(wildcard include/*.h user/*/*.h)
@@ -44,7 +45,11 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h bpf/lib/*.h include/*.h) | $(BU
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)
+# The object's name for its pins (bpf_state.c): its digest, taken here once rather than at every start.
+$(BUILD)/%.digest.h: $(BUILD)/%.bpf.o
+	printf '#define BPFBOX_BPF_DIGEST "%s"\n' "$$(sha256sum $< | cut -c1-16)" > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) $(DIGESTS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
