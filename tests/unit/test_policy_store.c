@@ -174,11 +174,24 @@ static void test_replace(void **state)
 	assert_int_equal(policy_store_replace(path("policy.json"), "{\"new\":true}", 12), 0);
 	assert_int_equal(stat(path("policy.json"), &after), 0);
 	assert_true(before.st_ino != after.st_ino);
-	assert_int_equal(after.st_mode & 0777, 0644);
+	/* The administrator's 0600 (a parent proxy's password inside) is kept, and its group. */
+	assert_int_equal(after.st_mode & 07777, 0600);
+	assert_int_equal(after.st_gid, before.st_gid);
 	fd = open(path("policy.json"), O_RDONLY);
 	assert_int_equal(read(fd, buf, sizeof(buf) - 1), 12);
 	assert_string_equal(buf, "{\"new\":true}");
 	close(fd);
+	/* Never more than 0644, and the group kept: 0666 with group 4 becomes 0644 with group 4. */
+	assert_int_equal(chmod(path("policy.json"), 0666), 0);
+	assert_int_equal(chown(path("policy.json"), (uid_t)-1, 4), 0);
+	assert_int_equal(policy_store_replace(path("policy.json"), "{}", 2), 0);
+	assert_int_equal(stat(path("policy.json"), &after), 0);
+	assert_int_equal(after.st_mode & 07777, 0644);
+	assert_int_equal(after.st_gid, 4);
+	/* A new file: 0644. */
+	assert_int_equal(policy_store_replace(path("fresh.json"), "{}", 2), 0);
+	assert_int_equal(stat(path("fresh.json"), &after), 0);
+	assert_int_equal(after.st_mode & 07777, 0644);
 
 	/* A link in the policy's place is replaced, not followed. */
 	fd = open(path("elsewhere"), O_WRONLY | O_CREAT | O_EXCL, 0644);

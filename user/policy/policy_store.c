@@ -206,8 +206,11 @@ int policy_store_read(int dirfd, unsigned number, char **text, size_t *len)
 	return read_at(dirfd, name, text, len);
 }
 
-/* A new file name in dirfd with data, synced; never over an existing name or through a link. */
-static int write_new(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
+/*
+ * A new file name in dirfd with data, synced; never over an existing name or
+ * through a link. Its group is gid unless that is (gid_t)-1.
+ */
+static int write_new(int dirfd, const char *name, const void *data, size_t len, mode_t mode, gid_t gid)
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	const char *p = data;
@@ -227,6 +230,8 @@ static int write_new(int dirfd, const char *name, const void *data, size_t len, 
 		p += w;
 		len -= (size_t)w;
 	}
+	if (!ret && gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid))
+		ret = -errno;
 	if (!ret && fchmod(fd, mode))
 		ret = -errno;
 	if (!ret && fsync(fd))
@@ -278,10 +283,10 @@ int policy_store_add(int dirfd, const char *text, size_t len, struct policy_vers
 	policy_sha256_hex(text, len, meta->sha256);
 	m = meta_json(meta);
 	snprintf(name, sizeof(name), "%06u.json", meta->number);
-	ret = m ? write_new(dirfd, name, text, len, 0600) : -ENOMEM;
+	ret = m ? write_new(dirfd, name, text, len, 0600, (gid_t)-1) : -ENOMEM;
 	if (!ret) {
 		snprintf(name, sizeof(name), "%06u.meta.json", meta->number);
-		ret = write_new(dirfd, name, m, strlen(m), 0600);
+		ret = write_new(dirfd, name, m, strlen(m), 0600, (gid_t)-1);
 		if (ret) {
 			snprintf(name, sizeof(name), "%06u.json", meta->number);
 			unlinkat(dirfd, name, 0);
@@ -304,7 +309,10 @@ int policy_store_add(int dirfd, const char *text, size_t len, struct policy_vers
 int policy_store_replace(const char *target, const char *text, size_t len)
 {
 	const char *slash = strrchr(target, '/'), *base;
+	mode_t mode = 0644;
+	gid_t gid = (gid_t)-1;
 	char *dir, tmp[64];
+	struct stat st;
 	int dirfd, ret;
 
 	if (!slash || !slash[1])
@@ -317,9 +325,18 @@ int policy_store_replace(const char *target, const char *text, size_t len)
 	free(dir);
 	if (dirfd < 0)
 		return -errno;
+	/*
+	 * The file in force keeps its group and its read permissions (an
+	 * administrator's 0640 or 0600 hides a parent proxy's password), never
+	 * more than 0644; a new file, or a link in its place, gets 0644.
+	 */
+	if (!fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
+		mode = st.st_mode & 0644;
+		gid = st.st_gid;
+	}
 	snprintf(tmp, sizeof(tmp), ".bpfbox-policy.%d.tmp", (int)getpid());
 	unlinkat(dirfd, tmp, 0);	/* one left by a killed apply of this pid */
-	ret = write_new(dirfd, tmp, text, len, 0644);
+	ret = write_new(dirfd, tmp, text, len, mode, gid);
 	if (!ret && renameat(dirfd, tmp, dirfd, base))
 		ret = -errno;
 	if (ret)
