@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
+#include "log/log_utf8.h"
 #include "policy/policy.h"
 #include "policy/policy_suggest.h"
 
@@ -50,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(!"the proposal loads");
 	}
 	if (sink) {
-		policy_suggest_report(&s, sink);
+		policy_suggest_report(&s, sink, log_terminal_text);
 		fclose(sink);
 	}
 	policy_free(p);

@@ -329,6 +329,21 @@ static void test_text_escape(void **state)
 	}
 }
 
+/* Any bytes, invalid UTF-8 included (a caller's path printed by policy apply's preview). */
+static void test_terminal_text(void **state)
+{
+	char *out = log_terminal_text("/p/a\x1b[2K\r\xe2\x80\xae" "b\xff c");
+
+	(void)state;
+	assert_non_null(out);
+	assert_null(strchr(out, '\x1b'));
+	assert_null(strchr(out, '\r'));
+	assert_null(strstr(out, "\xe2\x80\xae"));
+	assert_null(strchr(out, '\xff'));
+	assert_non_null(strstr(out, "/p/a\\x1b[2K\\r\\u202eb"));
+	free(out);
+}
+
 static struct log_event *refusal(const char *path, const char *comm)
 {
 	struct log_event *ev =
@@ -415,6 +430,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_json_escaping, setup_json, teardown),
 		cmocka_unit_test_setup_teardown(test_default_message, setup_json, teardown),
 		cmocka_unit_test(test_text_escape),
+		cmocka_unit_test(test_terminal_text),
 		cmocka_unit_test_setup_teardown(test_text_lines, setup_text, teardown),
 		cmocka_unit_test(test_auto_on_tty),
 	};

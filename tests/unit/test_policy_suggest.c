@@ -251,6 +251,44 @@ static void test_hostile_values(void **state)
 	policy_suggest_free(&s);
 }
 
+/* What a report prints goes through the escape it is given: a refused name's control bytes never reach a terminal raw. */
+static char *mark_escape(const char *in)
+{
+	char *out = malloc(4 * strlen(in) + 1), *o = out;
+
+	for (; out && *in; in++)
+		o += (unsigned char)*in < 0x20 ? sprintf(o, "\\x%02x", (unsigned char)*in) : sprintf(o, "%c", *in);
+	if (out)
+		*o = 0;
+	return out;
+}
+
+static void test_report_escapes(void **state)
+{
+	static const char *const log[] = {
+		EV("open-write", "denied", "default:write", ",\"file\":{\"path\":\"/p/a\\u001bMb\"}"),
+		EV("open-write", "denied", "default:\\rwrite", ",\"file\":{\"path\":\"/p/c\\rd*\"}"),
+		NULL,
+	};
+	struct policy_suggest s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	policy_suggest_init(&s, NULL, 8);
+	feed(&s, log);
+	policy_suggest_report(&s, f, mark_escape);
+	fclose(f);
+	assert_null(strchr(text, '\x1b'));
+	assert_null(strchr(text, '\r'));
+	assert_non_null(strstr(text, "\"/p/a\\x1bMb\""));	/* proposed, escaped */
+	assert_non_null(strstr(text, "[default:\\x0dwrite]"));	/* not proposed: its rule escaped */
+	free(text);
+	policy_suggest_free(&s);
+}
+
 static void test_merge(void **state)
 {
 	static const char *const log[] = {
@@ -331,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_sandbox_filter),
 		cmocka_unit_test(test_collapse_and_cover),
 		cmocka_unit_test(test_hostile_values),
+		cmocka_unit_test(test_report_escapes),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_bound),
 	};

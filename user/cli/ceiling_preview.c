@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "ceiling_preview.h"
+#include "log/log_utf8.h"
 #include "sandbox/registry.h"
 #include "sandbox/run_control.h"
 
@@ -20,13 +21,25 @@ struct preview_walk {
 	size_t listed;
 };
 
+/* A sandbox's answer quotes its caller's own policy: printed to root's terminal escaped. */
+static void print_caller_text(FILE *out, const char *s)
+{
+	char *text = log_terminal_text(s);
+
+	fputs(text ? text : "(unprintable)", out);
+	free(text);
+}
+
 static void print_grants(FILE *out, const cJSON *arr, char sign)
 {
 	const cJSON *g;
 
 	cJSON_ArrayForEach(g, arr)
-		if (cJSON_IsString(g))
-			fprintf(out, "    %c %s\n", sign, g->valuestring);
+		if (cJSON_IsString(g)) {
+			fprintf(out, "    %c ", sign);
+			print_caller_text(out, g->valuestring);
+			fputc('\n', out);
+		}
 }
 
 /* "the user's sandbox bb-... (alice, uid 1000: make test)" as its heading. */
@@ -90,8 +103,9 @@ static int preview_one(void *ctx, const struct registry_entry *e)
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "stops"))) {
 		const cJSON *why = cJSON_GetObjectItemCaseSensitive(ans, "reason");
 
-		fprintf(w->out, ": would be STOPPED, its policy does not load under this one: %s\n",
-			cJSON_IsString(why) ? why->valuestring : "no reason given");
+		fprintf(w->out, ": would be STOPPED, its policy does not load under this one: ");
+		print_caller_text(w->out, cJSON_IsString(why) ? why->valuestring : "no reason given");
+		fputc('\n', w->out);
 		goto out;
 	}
 	removed = cJSON_GetObjectItemCaseSensitive(ans, "removed");

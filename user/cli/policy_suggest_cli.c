@@ -15,6 +15,7 @@
 #include <cJSON.h>
 
 #include "commands.h"
+#include "log/log_utf8.h"
 #include "policy/policy.h"
 #include "policy/policy_suggest.h"
 #include "policy_suggest_cli.h"
@@ -203,7 +204,7 @@ int policy_suggest_command(int argc, char **argv)
 	text = cJSON_Print(doc);
 	if (!text || check_proposal(text))
 		goto cleanup;
-	policy_suggest_report(&s, stderr);
+	policy_suggest_report(&s, stderr, log_terminal_text);
 	printf("%s\n", text);
 	status = fflush(stdout) ? BPFBOX_EXIT_SETUP : 0;
 cleanup:

@@ -157,3 +157,13 @@ char *log_text_escape(const char *s)
 	out[o] = '\0';
 	return out;
 }
+
+char *log_terminal_text(const char *s)
+{
+	bool cut = false;
+	char *clean = log_utf8_sanitize(s, strlen(s), &cut);
+	char *text = clean ? log_text_escape(clean) : NULL;
+
+	free(clean);
+	return text;
+}

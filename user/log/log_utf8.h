@@ -12,5 +12,7 @@
 char *log_utf8_sanitize(const char *s, size_t len, bool *truncated);
 /* Escapes control and bidi characters of valid UTF-8 for a terminal. */
 char *log_text_escape(const char *s);
+/* Any bytes (a caller's path, a name from a log) made safe to print: sanitised, then escaped. */
+char *log_terminal_text(const char *s);
 
 #endif

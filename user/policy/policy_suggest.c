@@ -552,8 +552,17 @@ static const char *plural(unsigned long n)
 	return n == 1 ? "" : "s";
 }
 
-void policy_suggest_report(const struct policy_suggest *s, FILE *out)
+/* s through escape, "(unprintable)" when it gives nothing: *held is freed by the next call or by NULL. */
+static const char *safe(char *(*escape)(const char *s), const char *s, char **held)
 {
+	free(*held);
+	*held = s ? escape(s) : NULL;
+	return *held ? *held : "(unprintable)";
+}
+
+void policy_suggest_report(const struct policy_suggest *s, FILE *out, char *(*escape)(const char *s))
+{
+	char *a = NULL, *b = NULL, *c = NULL;
 	bool any = s->local_binding;
 
 	fprintf(out, "bpfbox: policy suggest: %lu line%s, %lu refusal%s", s->lines, plural(s->lines),
@@ -570,16 +579,20 @@ void policy_suggest_report(const struct policy_suggest *s, FILE *out)
 	for (int l = 0; l < SUGGEST_LISTS; l++)
 		for (size_t i = 0; i < s->n[l]; i++)
 			fprintf(out, "  %s.%s \"%s\" (%lu refusal%s)\n", list_key[l][0], list_key[l][1],
-				s->list[l][i].value, s->list[l][i].count, plural(s->list[l][i].count));
+				safe(escape, s->list[l][i].value, &a), s->list[l][i].count,
+				plural(s->list[l][i].count));
 	if (s->local_binding)
 		fprintf(out, "  network.allowLocalBinding true (%lu refusal%s)\n", s->local_binding_count,
 			plural(s->local_binding_count));
 	if (s->n_skips)
 		fprintf(out, "not proposed:\n");
 	for (size_t i = 0; i < s->n_skips; i++)
-		fprintf(out, "  %lu x %s [%s]: %s\n", s->skips[i].count, s->skips[i].action,
-			s->skips[i].rule, s->skips[i].why);
+		fprintf(out, "  %lu x %s [%s]: %s\n", s->skips[i].count, safe(escape, s->skips[i].action, &a),
+			safe(escape, s->skips[i].rule, &b), safe(escape, s->skips[i].why, &c));
 	if (s->dropped)
 		fprintf(out, "  %lu refusals not sorted: over %d distinct entries of a list or %d groups\n",
 			s->dropped, SUGGEST_ENTRIES_MAX, SUGGEST_SKIPS_MAX);
+	free(a);
+	free(b);
+	free(c);
 }

@@ -72,6 +72,10 @@ int policy_suggest_merge(const struct policy_suggest *s, cJSON *doc);
 /* The smallest document the loader accepts: srt's required lists, empty. NULL: no memory. */
 cJSON *policy_suggest_skeleton(void);
 /* What was proposed and what was not, and why, for a person. */
-void policy_suggest_report(const struct policy_suggest *s, FILE *out);
+/*
+ * The report's strings come from a log anyone's sandbox wrote to: each goes
+ * through escape (a malloc'd terminal-safe copy, NULL when it cannot make one).
+ */
+void policy_suggest_report(const struct policy_suggest *s, FILE *out, char *(*escape)(const char *s));
 
 #endif
