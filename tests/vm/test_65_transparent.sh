@@ -305,8 +305,34 @@ if t_share 1; then
 	assert_fails "the upstream was never asked a TXT, ANY or NULL query" grep -Eq 'query\[(TXT|ANY|NULL|type=10|type=255)\]' "$DNSLOG"
 	assert_event "the refused type is an event naming the rule" \
 		'.event.action == "dns-query" and .dns.question.name == "allowed.test" and .dns.question.type == "TXT" and .dns.response_code == "REFUSED" and .rule.name == "default:dnsQueryTypes" and .event.outcome == "failure"'
+	# A flood of queries: each answered, but not a line each (a burst of 100, then 20 a second);
+	# the rest are counted into folded lines, so every refusal is still accounted for.
+	FLOG=$T_TMP/flood.ndjson
+	t0=$SECONDS
+	t_exec "$BPFBOX" exec --policy "$P" --log-file "$FLOG" -- python3 -c '
+import socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(5)
+n = 0
+for i in range(1000):
+    s.sendto(struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + b"\x06denied\x04test\x00" + struct.pack(">HH", 1, 1),
+             ("192.0.2.53", 53))
+    d, _ = s.recvfrom(4096)
+    n += d[3] & 15 == 3
+print("nxdomain", n)'
+	took=$((SECONDS - t0 + 1))
+	assert_contains "$T_OUT" '^nxdomain 1000$' "flood: all 1000 denied queries are answered NXDOMAIN"
+	lines=$(jq -s '[.[] | select(.event.action == "dns-query")] | length' "$FLOG")
+	assert_succeeds "flood: at most 100 + 20 a second query lines ($lines in $took s)" \
+		test "$lines" -le $((100 + 20 * took + 2))
+	assert_eq 1000 "$(jq -s '[.[] | select(.event.action == "dns-query" and .event.outcome == "failure") | (.bpfbox.count // 1)] | add' "$FLOG")" \
+		"flood: the lines and the folded lines' counts add up to the 1000 refusals"
+	assert_succeeds "flood: a folded line says so" jq -e -s \
+		'any(.[]; .event.action == "dns-query" and .bpfbox.folded == true and .bpfbox.count > 1 and (.message | test("^denied [0-9]+ more DNS queries, folded")))' "$FLOG"
+	assert_succeeds "flood: every line validates against the schema" \
+		python3 "$T_ROOT/tests/tools/validate-events.py" "$FLOG"
 else
-	t_skip "the rebuilt query, the type allow-list" "its subject is the resolver in user space: it runs in $(t_share_where 1)"
+	t_skip "the rebuilt query, the type allow-list, a flood of queries" "its subject is the resolver in user space: it runs in $(t_share_where 1)"
 fi
 
 # Requests servers read although their first line is loose (docs/network.md, "The transparent path"):

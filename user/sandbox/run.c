@@ -563,6 +563,9 @@ int sandbox_run_supervise(struct sandbox_run *r)
 	/* Background jobs and daemons die with the command. */
 	cgroup_kill_all(r->cg.path, 5000);
 	supervise_reap_all();
+	/* Nothing is left to ask it: its folded query lines go before the exit line counts them. */
+	if (r->dns_started)
+		sandbox_dns_stop(&r->dns);
 	start_trace("cgroup emptied");
 	sandbox_run_report_limits(r);
 	ring_buffer__consume(r->events);

@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/mono_clock.h"
 #include "sandbox_dns.h"
 #include "sandbox_tconn.h"
 
@@ -146,12 +147,69 @@ static void sender(void *ctx, const struct dns_client *c, struct dns_sender *out
 	out->comm[sizeof(out->comm) - 1] = 0;
 }
 
+/*
+ * Query lines: a burst of DNS_LINE_BURST, then DNS_LINE_RATE a second. A
+ * query costs the sandbox one datagram; without a bound it could write tens
+ * of thousands of lines a second into its log and the administrator's. The
+ * queries beyond it are still decided and answered; they are counted into
+ * one folded line each for the denied and the answered, written before the
+ * next line that fits and when the resolver stops.
+ */
+#define DNS_LINE_RATE 20
+#define DNS_LINE_BURST 100
+
+static void write_held(struct sandbox_dns *sd, bool denied, unsigned long long *held)
+{
+	struct log_event *ev;
+
+	if (!*held)
+		return;
+	ev = log_event_new(denied ? LOG_WARN : LOG_INFO, "event", "network",
+			   denied ? "protocol,denied" : "protocol,allowed", "dns-query", denied ? "failure" : "success");
+	log_event_set_str(ev, "network.protocol", "dns");
+	log_event_set_int(ev, "bpfbox.count", (long long)*held);
+	log_event_set_bool(ev, "bpfbox.folded", true);
+	log_event_message(ev, "%s %llu more DNS quer%s, folded: over %d query lines a second", denied ? "denied" :
+			  "answered", *held, *held == 1 ? "y" : "ies", DNS_LINE_RATE);
+	if (denied)
+		log_event_violation(ev);
+	log_emit(sd->log, ev);
+	*held = 0;
+}
+
+static void write_all_held(struct sandbox_dns *sd)
+{
+	write_held(sd, true, &sd->held_denied);
+	write_held(sd, false, &sd->held_answered);
+}
+
+/* Whether this query's line fits the budget; the held lines go first when it does. */
+static bool line_fits(struct sandbox_dns *sd, bool denied)
+{
+	long long now = mono_ms();
+
+	sd->line_tokens += (double)(now - sd->line_refilled_ms) * DNS_LINE_RATE / 1000.0;
+	if (sd->line_tokens > DNS_LINE_BURST)
+		sd->line_tokens = DNS_LINE_BURST;
+	sd->line_refilled_ms = now;
+	if (sd->line_tokens < 1) {
+		(*(denied ? &sd->held_denied : &sd->held_answered))++;
+		return false;
+	}
+	sd->line_tokens -= 1;
+	write_all_held(sd);
+	return true;
+}
+
 static void on_event(void *ctx, const struct dns_query_event *de)
 {
 	struct sandbox_dns *sd = ctx;
 	bool refused = !de->allowed;
 	struct log_event *ev;
 	char tbuf[16];
+
+	if (!line_fits(sd, refused))
+		return;
 
 	ev = log_event_new(refused ? LOG_WARN : LOG_INFO, "event", "network",
 			   refused ? "protocol,denied" : "protocol,allowed", "dns-query",
@@ -196,6 +254,8 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	int err;
 
 	memset(sd, 0, sizeof(*sd));
+	sd->line_tokens = DNS_LINE_BURST;
+	sd->line_refilled_ms = mono_ms();
 	sandbox_dns_set_policy(sd, p);
 	sd->log = log;
 	sd->learned = learned;
@@ -222,4 +282,6 @@ void sandbox_dns_stop(struct sandbox_dns *sd)
 {
 	dns_server_stop(sd->server);
 	sd->server = NULL;
+	/* The resolver's thread is gone: nothing else writes these counts now. */
+	write_all_held(sd);
 }

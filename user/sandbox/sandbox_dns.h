@@ -22,6 +22,10 @@ struct sandbox_dns {
 	uint64_t sandbox;
 	unsigned long long unlogged_refusals; /* addresses not learned since the last line saying so */
 	time_t refusal_logged; /* when that line was written (0: never) */
+	/* The query lines' budget (a datagram each must not make a line each): tokens, and what was held. */
+	double line_tokens;
+	long long line_refilled_ms;
+	unsigned long long held_denied, held_answered;
 };
 
 int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log *log,
@@ -33,6 +37,7 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
  * events point into it).
  */
 void sandbox_dns_set_policy(struct sandbox_dns *sd, const struct policy *p);
+/* Stops the resolver and writes the query lines it held back; again, nothing. */
 void sandbox_dns_stop(struct sandbox_dns *sd);
 
 #endif
