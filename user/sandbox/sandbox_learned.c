@@ -13,6 +13,7 @@
 #include "lib/mono_clock.h"
 #include "bpfbox.h"
 #include "policy/domain.h"
+#include "dns/dns_cache.h"
 #include "sandbox_learned.h"
 #include "sandbox_tconn.h"
 
@@ -225,6 +226,18 @@ size_t sandbox_learned_set_policy(struct sandbox_learned *l, const struct policy
 	return gone;
 }
 
+unsigned long long sandbox_learned_expiry_ms(unsigned long long now_ms, long ttl_s, unsigned long long floor_s)
+{
+	unsigned long long ttl = (unsigned long long)ttl_s;
+
+	if (ttl_s < 0)
+		return 0;
+	/* An answer's TTL of years would hold the sandbox's and the user's shares for as long. */
+	if (ttl > DNS_CACHE_TTL_MAX)
+		ttl = DNS_CACHE_TTL_MAX;
+	return now_ms + (ttl < floor_s ? floor_s : ttl) * 1000;
+}
+
 int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family, const void *addr_in, long ttl_s,
 			struct errmsg *em)
 {
@@ -238,10 +251,7 @@ int sandbox_learned_add(struct sandbox_learned *l, const char *name, int family,
 	normalise(&family, addr);
 	if (!learnable(family, addr) || strlen(name) >= sizeof(e->name))
 		return 0;
-	if (ttl_s < 0)
-		expires = 0;
-	else
-		expires = now + ((unsigned long long)ttl_s < floor_s ? floor_s : (unsigned long long)ttl_s) * 1000;
+	expires = sandbox_learned_expiry_ms(now, ttl_s, floor_s);
 	pthread_mutex_lock(&l->lock);
 	/* An answer decided under a policy replaced since is not learned (sandbox_learned_set_policy). */
 	if (!learnable_name(l->policy, name))

@@ -70,6 +70,12 @@ int sandbox_learned_init(struct sandbox_learned *l, const struct policy *p, cons
 /* Frees the table; the kernel entries go with sandbox_maps_remove. */
 void sandbox_learned_free(struct sandbox_learned *l);
 /*
+ * When a pair learned at now_ms from an answer of ttl_s seconds expires: the
+ * TTL at least floor_s (the administrator's floor) and at most a day, as the
+ * answer cache keeps answers; 0 (never) for a negative TTL.
+ */
+unsigned long long sandbox_learned_expiry_ms(unsigned long long now_ms, long ttl_s, unsigned long long floor_s);
+/*
  * Learns family/addr (4 or 16 bytes) for a canonical name; ttl_s < 0: for
  * the sandbox's life. 0 (also for an address never learned, such as
  * loopback); -ENOSPC when the sandbox's share is full of live pairs, -EDQUOT
