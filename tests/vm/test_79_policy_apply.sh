@@ -150,9 +150,13 @@ assert_succeeds "...the link's target is untouched" cmp -s /etc/passwd "$S/passw
 assert_succeeds "...and the policy is unchanged" cmp -s "$ADMIN" "$S/v1.json"
 rm -f "$H/000003.json"
 
-# Rollback to the file in force before: erin is refused again after the reload.
+# Rollback to the file in force before: erin is refused again after the reload. The administrator
+# made the file 0640, group adm (a parent proxy's password inside): the new file keeps both.
+chmod 0640 "$ADMIN" && chgrp adm "$ADMIN"
 assert_succeeds "rollback 1" as_admin rollback --target "$ADMIN" --history "$H" 1
 assert_contains "$T_OUT" "- allowWrite:$S/out" "the rollback names the grant it removes"
+assert_eq "640 root adm" "$(stat -c '%a %U %G' "$ADMIN")" "the rolled-back file keeps 0640 and group adm"
+assert_fails "...so erin cannot read it" runuser -u erin79 -- cat "$ADMIN"
 assert_succeeds "the policy is v0's bytes again" cmp -s "$ADMIN" "$S/v0.json"
 "$BPFBOX" policy history --json --target "$ADMIN" --history "$H" >"$S/h2.json"
 assert_succeeds "history: version 3 is the rollback, in force; versions 1 and 2 kept" \
