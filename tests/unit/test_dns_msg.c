@@ -110,7 +110,7 @@ static void test_build_answer(void **state)
 	len = dns_build_answer(b, &q, a, 1, out, sizeof(out));
 	assert_int_equal(len, (int)q.end + 12 + 4);
 	assert_int_equal(out[7], 1); /* ANCOUNT */
-	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1234, &q, got, 4, &na, &rcode), 0);
+	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1234, &q, got, 4, &na, &rcode, NULL), 0);
 	assert_int_equal(rcode, DNS_RCODE_NOERROR);
 	assert_int_equal(na, 1);
 	assert_memory_equal(got[0].addr, a[0].addr, 4);
@@ -118,13 +118,13 @@ static void test_build_answer(void **state)
 	/* No address for the type: NODATA, NOERROR with no record. */
 	len = dns_build_answer(b, &q, a, 0, out, sizeof(out));
 	assert_int_equal(len, (int)q.end);
-	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1234, &q, got, 4, &na, &rcode), 0);
+	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1234, &q, got, 4, &na, &rcode, NULL), 0);
 	assert_int_equal(na, 0);
 	assert_int_equal(rcode, DNS_RCODE_NOERROR);
 	n = make_query(b, 0x1235, "allowed.test", DNS_TYPE_AAAA, false);
 	assert_int_equal(dns_parse_query(b, n, &q), 0);
 	len = dns_build_answer(b, &q, a + 1, 1, out, sizeof(out));
-	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1235, &q, got, 4, &na, &rcode), 0);
+	assert_int_equal(dns_parse_answer(out, (size_t)len, 0x1235, &q, got, 4, &na, &rcode, NULL), 0);
 	assert_int_equal(na, 1);
 	assert_int_equal(got[0].family, AF_INET6);
 	assert_memory_equal(got[0].addr, a[1].addr, 16);
@@ -161,6 +161,18 @@ static size_t rr(uint8_t *b, size_t o, const uint8_t *owner, size_t olen, uint16
 	return o + rdlen;
 }
 
+static bool deny_cdn(void *ctx, const char *name, const char **rule)
+{
+	*rule = "deniedDomains:cdn.test";
+	return !strcmp(name, "cdn.test");
+}
+
+static bool deny_other(void *ctx, const char *name, const char **rule)
+{
+	*rule = "deniedDomains:other.test";
+	return !strcmp(name, "other.test") || !strcmp(name, "www.example.com");
+}
+
 static void test_answer_cname_chain(void **state)
 {
 	uint8_t b[1024];
@@ -179,7 +191,7 @@ static void test_answer_cname_chain(void **state)
 	o = rr(b, o, other, sizeof(other), DNS_TYPE_A, 300, ip3, 4); /* not bound to the question */
 	o = rr(b, o, ptr_q, sizeof(ptr_q), DNS_TYPE_CNAME, 60, cdn, sizeof(cdn));
 	o = rr(b, o, ptr_q, sizeof(ptr_q), DNS_TYPE_A, 0x80000000u, ip2, 4);
-	assert_int_equal(dns_parse_answer(b, o, 7, &q, a, 8, &n, &rcode), 0);
+	assert_int_equal(dns_parse_answer(b, o, 7, &q, a, 8, &n, &rcode, NULL), 0);
 	assert_int_equal(rcode, 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(a[0].family, AF_INET);
@@ -187,12 +199,26 @@ static void test_answer_cname_chain(void **state)
 	assert_int_equal(a[0].ttl, 300);
 	assert_memory_equal(a[1].addr, ip2, 4);
 	assert_int_equal(a[1].ttl, 0);
+	/* A chain check: cdn.test denied outright gives no address and names it; other.test (not in the chain) is never asked. */
+	{
+		struct dns_chain_check check = { .denied = deny_cdn };
+
+		assert_int_equal(dns_parse_answer(b, o, 7, &q, a, 8, &n, &rcode, &check), 0);
+		assert_true(check.hit);
+		assert_int_equal(n, 0);
+		assert_string_equal(check.via, "cdn.test");
+		assert_string_equal(check.rule, "deniedDomains:cdn.test");
+		check = (struct dns_chain_check){ .denied = deny_other };
+		assert_int_equal(dns_parse_answer(b, o, 7, &q, a, 8, &n, &rcode, &check), 0);
+		assert_false(check.hit);
+		assert_int_equal(n, 2);
+	}
 	/* Wrong id, another question, truncation: refused. */
-	assert_int_equal(dns_parse_answer(b, o, 8, &q, a, 8, &n, &rcode), -EINVAL);
+	assert_int_equal(dns_parse_answer(b, o, 8, &q, a, 8, &n, &rcode, NULL), -EINVAL);
 	for (size_t i = 0; i < o; i++)
-		assert_int_equal(dns_parse_answer(b, i, 7, &q, a, 8, &n, &rcode), -EINVAL);
+		assert_int_equal(dns_parse_answer(b, i, 7, &q, a, 8, &n, &rcode, NULL), -EINVAL);
 	strcpy(q.name, "www.example.org");
-	assert_int_equal(dns_parse_answer(b, o, 7, &q, a, 8, &n, &rcode), -EINVAL);
+	assert_int_equal(dns_parse_answer(b, o, 7, &q, a, 8, &n, &rcode, NULL), -EINVAL);
 }
 
 static void test_answer_hostile(void **state)
@@ -209,20 +235,20 @@ static void test_answer_hostile(void **state)
 	at = o;
 	o = rr(b, o, loop, sizeof(loop), DNS_TYPE_AAAA, 5, ip6, 16);
 	b[at + 1] = (uint8_t)at; /* points at itself */
-	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode), -EINVAL);
+	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode, NULL), -EINVAL);
 	b[at + 1] = 12;
-	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode), 0);
+	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode, NULL), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(a[0].family, AF_INET6);
 	assert_memory_equal(a[0].addr, ip6, 16);
 	/* An AAAA with 4 bytes of data is malformed. */
 	o = answer_head(b, 9, "a.test", DNS_TYPE_AAAA, 1);
 	o = rr(b, o, (const uint8_t[]){ 0xc0, 12 }, 2, DNS_TYPE_AAAA, 5, ip6, 4);
-	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode), -EINVAL);
+	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode, NULL), -EINVAL);
 	/* NXDOMAIN from upstream: no address, the code passed on. */
 	o = answer_head(b, 9, "a.test", DNS_TYPE_AAAA, 0);
 	b[3] = 0x83;
-	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode), 0);
+	assert_int_equal(dns_parse_answer(b, o, 9, &q, a, 8, &n, &rcode, NULL), 0);
 	assert_int_equal(rcode, DNS_RCODE_NXDOMAIN);
 	assert_int_equal(n, 0);
 }

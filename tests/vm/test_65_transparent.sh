@@ -56,7 +56,7 @@ ip netns exec bbremote dnsmasq --conf-file=/dev/null --pid-file= --keep-in-foreg
 	--host-record=a.wild.test,10.200.0.2 --host-record=bad.wild.test,10.200.0.2 \
 	--host-record=port.test,10.200.0.2 --host-record=cdn.other.test,10.200.0.2 \
 	--host-record=other.test,10.200.0.3 --host-record=ssh.test,10.200.0.2 \
-	--cname=alias.wild.test,cdn.other.test \
+	--cname=alias.wild.test,cdn.other.test --cname=front.wild.test,bad.wild.test \
 	--host-record=cache.test,10.200.0.2,600 --host-record=short.test,10.200.0.2,4 \
 	--host-record=revoked.test,10.200.0.2,600 2>>"$T_TMP/servers.log" &
 NET_PIDS+=($!)
@@ -305,6 +305,11 @@ if t_share 1; then
 	assert_fails "the upstream was never asked a TXT, ANY or NULL query" grep -Eq 'query\[(TXT|ANY|NULL|type=10|type=255)\]' "$DNSLOG"
 	assert_event "the refused type is an event naming the rule" \
 		'.event.action == "dns-query" and .dns.question.name == "allowed.test" and .dns.question.type == "TXT" and .dns.response_code == "REFUSED" and .rule.name == "default:dnsQueryTypes" and .event.outcome == "failure"'
+	# An allowed name whose answer leads through a CNAME to a denied one: NXDOMAIN, and said why.
+	t_exec box python3 "$CLIENT" resolve udp 192.0.2.53 53 front.wild.test
+	assert_contains "$T_OUT" '^ok rcode=3 ' "a CNAME to a name deniedDomains names: NXDOMAIN"
+	assert_event "...an event naming the denied name's rule and the CNAME" \
+		'.event.action == "dns-query" and .dns.question.name == "front.wild.test" and .event.outcome == "failure" and .rule.name == "deniedDomains:bad.wild.test" and (.event.reason | test("CNAME to bad.wild.test"))'
 	# A flood of queries: each answered, but not a line each (a burst of 100, then 20 a second);
 	# the rest are counted into folded lines, so every refusal is still accounted for.
 	FLOG=$T_TMP/flood.ndjson

@@ -297,7 +297,7 @@ int dns_answer_age(const uint8_t *msg, uint8_t *out, size_t len, uint32_t age)
 }
 
 int dns_parse_answer(const uint8_t *msg, size_t len, uint16_t id, const struct dns_question *q,
-		     struct dns_addr *out, size_t max, size_t *n, unsigned *rcode)
+		     struct dns_addr *out, size_t max, size_t *n, unsigned *rcode, struct dns_chain_check *check)
 {
 	/* Large: kept off small thread stacks. */
 	static __thread struct cname_set chain;
@@ -354,6 +354,13 @@ int dns_parse_answer(const uint8_t *msg, size_t len, uint16_t id, const struct d
 				strcpy(chain.names[chain.n++], target);
 		}
 	} while (chain.n != before && chain.n <= MAX_CNAMES);
+	/* A name the policy denies outright gives no address, whatever allowed name led to it. */
+	for (size_t i = 1; check && i < chain.n; i++)
+		if (check->denied(check->ctx, chain.names[i], &check->rule)) {
+			check->hit = true;
+			strcpy(check->via, chain.names[i]);
+			return 0;
+		}
 	pos = off;
 	for (size_t i = 0; i < an; i++) {
 		next_rr(msg, len, &pos, &r);
@@ -456,6 +463,12 @@ int dns_build_query(const struct dns_question *q, uint16_t id, uint8_t *out, siz
 	return (int)o;
 }
 
+static bool fuzz_denied(void *ctx, const char *name, const char **rule)
+{
+	*rule = "fuzz";
+	return name[0] == 'd';
+}
+
 int dns_fuzz_one(const uint8_t *data, size_t len)
 {
 	struct dns_answer_info info;
@@ -481,7 +494,15 @@ int dns_fuzz_one(const uint8_t *data, size_t len)
 	strcpy(q.name, "example.com");
 	q.qtype = DNS_TYPE_A;
 	q.qclass = DNS_CLASS_IN;
-	dns_parse_answer(data, len, len >= 2 ? get16(data) : 0, &q, addrs, 8, &n, &rcode);
+	dns_parse_answer(data, len, len >= 2 ? get16(data) : 0, &q, addrs, 8, &n, &rcode, NULL);
+	/* And with a chain check that refuses names beginning with "d": a refusal gives no address. */
+	{
+		struct dns_chain_check check = { .denied = fuzz_denied };
+
+		if (!dns_parse_answer(data, len, len >= 2 ? get16(data) : 0, &q, addrs, 8, &n, &rcode, &check) &&
+		    check.hit && (n || check.via[0] != 'd'))
+			__builtin_trap();
+	}
 	/*
 	 * The cache's walk: an answer it takes can be aged, and aging changes
 	 * TTL fields only, never the header or the question.

@@ -65,14 +65,28 @@ struct dns_addr {
 int dns_parse_query(const uint8_t *msg, size_t len, struct dns_question *q);
 
 /*
+ * Optional to dns_parse_answer: asked of every name the question's leads to
+ * through CNAMEs. When denied says so (and names its rule), the answer gives
+ * no address: *n is 0, hit is set and via names the name.
+ */
+struct dns_chain_check {
+	bool (*denied)(void *ctx, const char *name, const char **rule);
+	void *ctx;
+	bool hit;
+	const char *rule;
+	char via[DNS_NAME_MAX];
+};
+
+/*
  * An upstream answer to question q (sent with id): QR set, the same id and
  * the same single question. Every record of the answer section is checked
  * for bounds; A and AAAA records of class IN owned by the question's name or
  * by a name a CNAME chain from it reaches are written to out (at most max;
- * *n says how many). *rcode is the answer's RCODE. Returns 0 or -EINVAL.
+ * *n says how many), unless check (optional) refuses a name of the chain.
+ * *rcode is the answer's RCODE. Returns 0 or -EINVAL.
  */
 int dns_parse_answer(const uint8_t *msg, size_t len, uint16_t id, const struct dns_question *q,
-		     struct dns_addr *out, size_t max, size_t *n, unsigned *rcode);
+		     struct dns_addr *out, size_t max, size_t *n, unsigned *rcode, struct dns_chain_check *check);
 
 /*
  * Writes the resolver's own answer to query (len bytes, question q) with

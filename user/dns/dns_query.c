@@ -4,6 +4,7 @@
  * from the cache, or asked of the upstreams.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -307,17 +308,36 @@ void dns_handle_query(struct dns_server *s, uint8_t *msg, size_t len, int udp_fd
 		s->tcp_clients[tcp].waiting = true;
 }
 
+/* An answer whose CNAMEs lead to a name the policy denies: NXDOMAIN, nothing learned or kept. */
+static void refuse_chain(struct dns_server *s, struct pending *p, const struct dns_chain_check *check)
+{
+	char reason[DNS_NAME_MAX + 64];
+	int n = dns_build_error(p->query, &p->q, DNS_RCODE_NXDOMAIN, s->buf, sizeof(s->buf));
+
+	snprintf(reason, sizeof(reason), "its answer leads through CNAME to %s, which the policy denies", check->via);
+	if (n > 0)
+		reply(s, p->reply_fd, &p->client, p->client_len, p->tcp, s->buf, (size_t)n);
+	emit(s, &p->q, true, p->transport, &p->who, false, check->rule, reason, DNS_RCODE_NXDOMAIN, 0, NULL);
+	dns_pending_free(p);
+}
+
 void dns_upstream_answer(struct dns_server *s, struct pending *p)
 {
 	ssize_t len = recv(p->fd, s->buf, sizeof(s->buf), MSG_DONTWAIT);
+	struct dns_chain_check check = { .denied = s->cfg.denied_outright, .ctx = s->cfg.ctx };
 	unsigned rcode;
 	size_t n;
 
 	if (len < 0)
 		return;
 	/* Anything but the answer to this question is ignored (spoofing, stray packets). */
-	if (dns_parse_answer(s->buf, (size_t)len, p->up_id, &p->q, s->addrs, MAX_ADDRS, &n, &rcode))
+	if (dns_parse_answer(s->buf, (size_t)len, p->up_id, &p->q, s->addrs, MAX_ADDRS, &n, &rcode,
+			     check.denied ? &check : NULL))
 		return;
+	if (check.hit) {
+		refuse_chain(s, p, &check);
+		return;
+	}
 	/* The addresses are known to the kernel before the client can use them. */
 	if (n && s->cfg.on_answer)
 		s->cfg.on_answer(s->cfg.ctx, p->q.name, s->addrs, n);

@@ -63,6 +63,13 @@ struct dns_server_config {
 	 * and are never asked upstream. NULL: A and AAAA only.
 	 */
 	bool (*answers_type)(void *ctx, unsigned qtype);
+	/*
+	 * Optional: does the policy deny this name outright (deniedDomains, not
+	 * merely left out of the allowed)? Asked of each name an upstream
+	 * answer's CNAMEs lead to: such an answer becomes NXDOMAIN, with nothing
+	 * learned or kept.
+	 */
+	bool (*denied_outright)(void *ctx, const char *name, const char **rule);
 	/* Called with the addresses of an allowed answer before the client sees it. */
 	void (*on_answer)(void *ctx, const char *name, const struct dns_addr *addrs, size_t n);
 	void (*on_event)(void *ctx, const struct dns_query_event *ev);

@@ -36,6 +36,14 @@ static bool decide(void *ctx, const char *name, const char **rule, const char **
 	return policy_decide_name(current(sd), name, rule, reason) == NET_ALLOW;
 }
 
+static bool denied_outright(void *ctx, const char *name, const char **rule)
+{
+	struct sandbox_dns *sd = ctx;
+	const char *reason;
+
+	return policy_decide_name(current(sd), name, rule, &reason) == NET_DENY_DENIED;
+}
+
 static bool answers_type(void *ctx, unsigned qtype)
 {
 	struct sandbox_dns *sd = ctx;
@@ -262,6 +270,7 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	sd->peers_fd = peers_fd;
 	sd->sandbox = sandbox;
 	cfg.decide = decide;
+	cfg.denied_outright = denied_outright;
 	cfg.answers_type = answers_type;
 	if (learned)
 		cfg.on_answer = on_answer;
