@@ -151,14 +151,25 @@ static int apply_text(const struct apply_opts *o, const char *name, const char *
 	struct policy *next = NULL, *cur = NULL;
 	struct diag_list d = DIAG_LIST_INIT;
 	struct policy_version meta = { 0 };
-	char *cur_text = NULL, sha[65], cur_sha[65] = "";
-	size_t cur_len = 0;
+	char *cur_text = NULL, sha[65], cur_sha[65] = "", *preview = NULL;
+	size_t cur_len = 0, preview_len = 0;
 	int dirfd = -1, ret, changes, status = BPFBOX_EXIT_SETUP;
+	FILE *preview_out;
 
 	next = load(name, text, len);
 	if (!next) {
 		fprintf(stderr, "bpfbox: policy %s: %s is rejected; nothing applied\n", source, name);
 		return BPFBOX_EXIT_SETUP;
+	}
+	/*
+	 * The running sandboxes are asked before the history's lock is taken (the
+	 * answer depends on the new text alone): one slow to answer, up to 5 s
+	 * each, delays this apply, never another apply or a history.
+	 */
+	preview_out = open_memstream(&preview, &preview_len);
+	if (preview_out) {
+		ceiling_preview_print(o->target, text, len, preview_out);
+		fclose(preview_out);
 	}
 	/*
 	 * The history's lock is taken before the file in force is read: another apply between
@@ -194,7 +205,10 @@ static int apply_text(const struct apply_opts *o, const char *name, const char *
 		printf("no grant added or removed; settings change (sha256 %.12s -> %.12s)\n",
 		       *cur_sha ? cur_sha : "(none)", sha);
 	/* What the running sandboxes under this file would lose is part of the change. */
-	ceiling_preview_print(o->target, text, len, stdout);
+	if (preview)
+		fputs(preview, stdout);
+	else
+		ceiling_preview_print(o->target, text, len, stdout);
 	if (o->dry_run) {
 		status = 0;
 		goto out;
@@ -227,6 +241,7 @@ out:
 	policy_free(next);
 	policy_free(cur);
 	free(cur_text);
+	free(preview);
 	return status;
 }
 
