@@ -154,6 +154,11 @@ static void *dns_thread(void *arg)
 		long long now = mono_ms(), next = now + 1000;
 		int n = 0, r;
 
+		if (s->cfg.tick && now - s->ticked_ms >= 1000) {
+			s->cfg.tick(s->cfg.ctx);
+			s->ticked_ms = now;
+		}
+
 		pfd[n] = (struct pollfd){ s->stop_fd, POLLIN, 0 };
 		kind[n++] = 0;
 		for (int f = 0; f < 2; f++) {

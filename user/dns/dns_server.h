@@ -73,6 +73,8 @@ struct dns_server_config {
 	/* Called with the addresses of an allowed answer before the client sees it. */
 	void (*on_answer)(void *ctx, const char *name, const struct dns_addr *addrs, size_t n);
 	void (*on_event)(void *ctx, const struct dns_query_event *ev);
+	/* Optional: called about once a second from the resolver's thread, busy or idle. */
+	void (*tick)(void *ctx);
 	/*
 	 * Optional: who sent from this client's address, asked as the query
 	 * arrives (a datagram's socket may be gone by the time the answer is).

@@ -64,6 +64,7 @@ struct dns_server {
 	unsigned flushes; /* flushes asked for (any thread, atomic) */
 	unsigned flushes_done; /* of those, done on the cache (the resolver's thread) */
 	uint8_t cached[DNS_CACHE_MSG_MAX]; /* a cached answer being sent (buf may hold the query) */
+	long long ticked_ms; /* when cfg.tick was last called */
 };
 
 /* Answers or forwards one query from a UDP client (tcp -1) or TCP client tcp (from NULL). */

@@ -160,11 +160,11 @@ static void sender(void *ctx, const struct dns_client *c, struct dns_sender *out
  * query costs the sandbox one datagram; without a bound it could write tens
  * of thousands of lines a second into its log and the administrator's. The
  * queries beyond it are still decided and answered; they are counted into
- * one folded line each for the denied and the answered, written before the
- * next line that fits and when the resolver stops.
+ * one folded line each for the denied and the answered, written within a
+ * second (the resolver's tick) and when the resolver stops.
  */
-#define DNS_LINE_RATE 20
-#define DNS_LINE_BURST 100
+#define DNS_LINE_RATE 50
+#define DNS_LINE_BURST 200
 
 static void write_held(struct sandbox_dns *sd, bool denied, unsigned long long *held)
 {
@@ -207,6 +207,12 @@ static bool line_fits(struct sandbox_dns *sd, bool denied)
 	sd->line_tokens -= 1;
 	write_all_held(sd);
 	return true;
+}
+
+/* The resolver's thread, once a second: what was held is written, busy or idle. */
+static void tick(void *ctx)
+{
+	write_all_held(ctx);
 }
 
 static void on_event(void *ctx, const struct dns_query_event *de)
@@ -278,6 +284,7 @@ int sandbox_dns_start(struct sandbox_dns *sd, const struct policy *p, struct log
 	if (learned && p->parent.scheme)
 		cfg.synthesize = synthesize;
 	cfg.on_event = on_event;
+	cfg.tick = tick;
 	if (peers_fd >= 0)
 		cfg.sender = sender;
 	cfg.ctx = sd;
