@@ -57,6 +57,8 @@ static pid_t relay_fork(struct daemon *d, uid_t uid, int keep)
 	if (pid == 0) {
 		sigset_t none;
 
+		/* Its lines are its own writer's (pid), with their own sequence. */
+		log_child_after_fork(d->log);
 		daemon_close_for_child(d, keep);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -229,8 +231,10 @@ static int reload_one(void *ctx, const struct registry_entry *e)
 		;
 	w->sent++;
 	pid = fork();
-	if (pid == 0)
+	if (pid == 0) {
+		log_child_after_fork(d->log);
 		_exit(tell_one(d, e) ? 1 : 0);
+	}
 	if (pid > 0) {
 		w->running++;
 		return 0;
