@@ -328,9 +328,10 @@ int policy_store_replace(const char *target, const char *text, size_t len)
 	/*
 	 * The file in force keeps its group and its read permissions (an
 	 * administrator's 0640 or 0600 hides a parent proxy's password), never
-	 * more than 0644; a new file, or a link in its place, gets 0644.
+	 * more than 0644; a link in its place gives those of the file it names
+	 * (the link itself is replaced, never followed); a new file gets 0644.
 	 */
-	if (!fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
+	if (!fstatat(dirfd, base, &st, 0) && S_ISREG(st.st_mode)) {
 		mode = st.st_mode & 0644;
 		gid = st.st_gid;
 	}
