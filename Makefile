@@ -47,7 +47,8 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 # The object's name for its pins (bpf_state.c): its digest, taken here once rather than at every start.
 $(BUILD)/%.digest.h: $(BUILD)/%.bpf.o
-	printf '#define BPFBOX_BPF_DIGEST "%s"\n' "$$(sha256sum $< | cut -c1-16)" > $@.tmp && mv $@.tmp $@
+	d=$$(sha256sum $< | cut -c1-16) && [ $${#d} -eq 16 ] && \
+		printf '#define BPFBOX_BPF_DIGEST "%s"\n' "$$d" > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) $(DIGESTS) | $(BUILD)
 	@mkdir -p $(dir $@)

@@ -50,8 +50,13 @@ static void print_heading(FILE *out, const struct registry_entry *e)
 
 	if (getpwuid_r(e->uid, &pw, buf, sizeof(buf), &found) || !found)
 		found = NULL;
-	fprintf(out, "  %s (%s%suid %u: %.120s)", e->id, found ? found->pw_name : "", found ? ", " : "",
-		(unsigned)e->uid, e->command);
+	char command[121];
+
+	/* The command line is the caller's: cut, then escaped like its grants. */
+	snprintf(command, sizeof(command), "%s", e->command);
+	fprintf(out, "  %s (%s%suid %u: ", e->id, found ? found->pw_name : "", found ? ", " : "", (unsigned)e->uid);
+	print_caller_text(out, command);
+	fputc(')', out);
 }
 
 /* Is the sandbox's administrator's file the one being changed? */

@@ -160,8 +160,9 @@ static char *root_name(void)
 	FILE *f = fopen("/etc/passwd", "re");
 	const struct passwd *pw;
 
+	/* NIS compat lines (+name, -name) parse as uid 0: not an account. */
 	while (f && (pw = fgetpwent(f)))
-		if (pw->pw_uid == 0) {
+		if (pw->pw_uid == 0 && pw->pw_name[0] != '+' && pw->pw_name[0] != '-') {
 			char *name = strdup(pw->pw_name);
 
 			fclose(f);
