@@ -130,14 +130,6 @@ static void test_environment_and_credentials(void **state)
 	expect(BASE, "{" NET("") ", " FS ", \"git\": {\"safeDirectories\": [\"/srv/repo\"]}}", "git.safeDirectories");
 }
 
-/* The log is opened at start, with its format. */
-static void test_log(void **state)
-{
-	(void)state;
-	expect(BASE, "{" NET("") ", " FS ", \"bpfbox\": {\"log\": {\"file\": \"/var/tmp/bb.ndjson\"}}}", "bpfbox.log");
-	expect(BASE, "{" NET("") ", " FS ", \"bpfbox\": {\"log\": {\"format\": \"json\"}}}", "bpfbox.log");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,7 +139,6 @@ int main(void)
 		cmocka_unit_test(test_request_rules),
 		cmocka_unit_test(test_parent_proxy),
 		cmocka_unit_test(test_environment_and_credentials),
-		cmocka_unit_test(test_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,9 +92,6 @@ const char *policy_fixed_change(const struct policy *a, const struct policy *b)
 		return "bpfbox.env.allow";
 	if (!set_eq(a->env_deny, a->n_env_deny, b->env_deny, b->n_env_deny) || !cred_eq(&a->cred, &b->cred))
 		return "credentials";
-	/* The log is opened at start, with its format: a live change could only be dropped. */
-	if (!str_eq(a->log_file, b->log_file) || a->log_format != b->log_format)
-		return "bpfbox.log";
 	if (!set_eq(a->git_safe_dirs, a->n_git_safe_dirs, b->git_safe_dirs, b->n_git_safe_dirs))
 		return "git.safeDirectories";
 	if (!str_eq(a->tls.ca_cert_path, b->tls.ca_cert_path) || !str_eq(a->tls.ca_key_path, b->tls.ca_key_path) ||
